@@ -1,0 +1,125 @@
+"""Command line: ``tui-agent [flags] [tools [NAME] | run PROMPT]``; flags go before or after."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from .core.session import Session, create_session
+
+
+def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    default = argparse.SUPPRESS if suppress else None
+    flag_default = argparse.SUPPRESS if suppress else False
+    group = parser.add_argument_group("session")
+    group.add_argument("--provider", default=default, help="LLM provider (openai, stub, or a plugin's)")
+    group.add_argument("--model", default=default, help="model name")
+    group.add_argument("--base-url", dest="base_url", default=default, help="OpenAI-compatible server URL")
+    group.add_argument("--continue", dest="continue_", action="store_true", default=flag_default,
+                       help="resume the last session of this folder")
+    group.add_argument("--resume", metavar="ID", default=default, help="resume a session by id")
+    group.add_argument("--trust", action="store_true", default=flag_default,
+                       help="run this folder's plugins, tool files and config without asking")
+    group.add_argument("--yes", action="store_true", default=flag_default,
+                       help="answer every permission question with allow")
+    group.add_argument("-C", "--directory", default=default, help="working folder (default: .)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tui-agent",
+        description="An extensible terminal coding agent.",
+    )
+    _add_common(parser, suppress=False)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    tools = commands.add_parser("tools", help="list tools, or show one tool's parameters")
+    tools.add_argument("name", nargs="?", help="a tool name or alias")
+    tools.add_argument("--json", action="store_true", help="print the OpenAI function definitions")
+    _add_common(tools, suppress=True)
+    return parser
+
+
+def report_problems(session: Session, stream: TextIO) -> None:
+    """Load problems and skipped project code, on stderr for headless commands."""
+    for problem in session.problems:
+        print(f"tui-agent: plugin problem: {problem}", file=stream)
+    if session.skipped:
+        files = ", ".join(str(p.relative_to(session.project)) for p in session.skipped)
+        print(
+            f"tui-agent: skipped untrusted project code in {session.project}: {files} "
+            "(pass --trust to run it)",
+            file=stream,
+        )
+
+
+def cmd_tools(session: Session, args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .core.describe import first_line, hooks_label, parameter_rows
+
+    toolbox = session.toolbox
+    if args.json and not args.name:
+        print(json.dumps(toolbox.definitions(), indent=2))
+        return 0
+    console = Console(soft_wrap=False)
+    if args.name:
+        if toolbox.resolve(args.name) is None:
+            available = ", ".join(sorted(toolbox.tools)) or "(none)"
+            print(f'tui-agent: unknown tool "{args.name}". Available: {available}', file=sys.stderr)
+            return 2
+        tool = toolbox.tool_for(args.name)
+        if args.json:
+            print(json.dumps(tool.definition(), indent=2))
+            return 0
+        console.print(f"[bold]{tool.name}[/bold]  [dim]{tool.source}[/dim]")
+        if tool.aliases:
+            console.print(f"aliases: {', '.join(tool.aliases)}")
+        console.print(tool.description or "(no description)", markup=False)
+        table = Table("Parameter", "Type", "Required", "Default", "Enum", "Description")
+        for row in parameter_rows(tool):
+            table.add_row(row.name, row.type, "yes" if row.required else "no",
+                          row.default, row.enum, row.description)
+        console.print(table if tool.params else "No parameters.")
+        return 0
+    table = Table("Name", "Aliases", "Source", "Hooks", "Description", title="Tools")
+    for name in sorted(toolbox.tools):
+        tool = toolbox.tools[name]
+        table.add_row(name, ", ".join(tool.aliases), tool.source, hooks_label(toolbox, name),
+                      first_line(tool.description))
+    console.print(table)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        print("\ntui-agent: the full-screen app is not built yet; try `tui-agent tools`.",
+              file=sys.stderr)
+        return 2
+    try:
+        session = create_session(
+            args.directory or ".",
+            provider=args.provider,
+            model=args.model,
+            base_url=args.base_url,
+            trust=args.trust,
+            yes=args.yes,
+        )
+    except (NotADirectoryError, FileNotFoundError) as exc:
+        print(f"tui-agent: {exc}", file=sys.stderr)
+        return 2
+    report_problems(session, sys.stderr)
+    if args.command == "tools":
+        return cmd_tools(session, args)
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,177 @@
+"""Settings and registrations: ``tui_agent.configure(fn)`` hands plugins a ``Config``.
+
+Settings merge, later over earlier: user ``config.toml`` → project ``.tui-agent/config.toml``
+(trusted folders only) → environment → command-line flags.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import paths
+
+SetupFn = Callable[[Any], Any]
+ProviderFactory = Callable[..., Any]
+
+ENV_SETTINGS = {
+    "OPENAI_API_KEY": "api_key",
+    "OPENAI_BASE_URL": "base_url",
+    "TUI_AGENT_MODEL": "model",
+}
+SECRET_KEYS = frozenset({"api_key"})
+
+
+@dataclass(frozen=True)
+class Registration:
+    name: str
+    fn: Any
+    origin: str
+    path: str = ""
+
+
+def deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = dict(value) if isinstance(value, Mapping) else value
+    return merged
+
+
+class Config(Mapping[str, Any]):
+    """Settings (a read-only mapping) plus the setups and providers plugins registered."""
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        self.settings: dict[str, Any] = dict(settings or {})
+        self.setups: dict[str, Registration] = {}
+        self.providers: dict[str, Registration] = {}
+        self.files: list[Path] = []
+
+    def __getitem__(self, key: str) -> Any:
+        return self.settings[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.settings)
+
+    def __len__(self) -> int:
+        return len(self.settings)
+
+    def __repr__(self) -> str:
+        shown = {k: ("***" if k in SECRET_KEYS else v) for k, v in self.settings.items()}
+        return f"Config({shown!r}, setups={list(self.setups)}, providers={list(self.providers)})"
+
+    def setup(self, name: str, fn: SetupFn | None = None) -> Any:
+        """Register ``fn(session)`` under ``name``; a later registration replaces the earlier."""
+        if fn is None:
+
+            def decorator(function: SetupFn) -> SetupFn:
+                self.setup(name, function)
+                return function
+
+            return decorator
+        if not callable(fn):
+            raise TypeError(f"setup {name!r}: expected a callable, not {type(fn).__name__}")
+        self.setups.pop(str(name), None)
+        self.setups[str(name)] = Registration(str(name), fn, *_LOADING.get())
+        return fn
+
+    def provider(self, name: str, factory: ProviderFactory | None = None) -> Any:
+        """Register an LLM provider factory under ``name`` (same name replaces)."""
+        if factory is None:
+
+            def decorator(function: ProviderFactory) -> ProviderFactory:
+                self.provider(name, function)
+                return function
+
+            return decorator
+        if not callable(factory):
+            raise TypeError(f"provider {name!r}: expected a callable factory")
+        self.providers[str(name)] = Registration(str(name), factory, *_LOADING.get())
+        return factory
+
+    def public_settings(self) -> dict[str, Any]:
+        """Settings with secrets removed: what may be shown, logged or journaled."""
+        return {k: v for k, v in self.settings.items() if k not in SECRET_KEYS}
+
+
+_DEFAULT = Config()
+_ACTIVE: contextvars.ContextVar[Config | None] = contextvars.ContextVar("tui_agent_config", default=None)
+_LOADING: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
+    "tui_agent_loading", default=("api", "")
+)
+
+
+def current_config() -> Config:
+    """The config being loaded right now, or the process-wide one outside plugin loading."""
+    return _ACTIVE.get() or _DEFAULT
+
+
+def default_config() -> Config:
+    return _DEFAULT
+
+
+def reset_default_config() -> None:
+    """Forget programmatic registrations (tests)."""
+    _DEFAULT.setups.clear()
+    _DEFAULT.providers.clear()
+
+
+def activate(config: Config) -> contextvars.Token[Config | None]:
+    return _ACTIVE.set(config)
+
+
+def deactivate(token: contextvars.Token[Config | None]) -> None:
+    _ACTIVE.reset(token)
+
+
+def loading(origin: str, path: str = "") -> contextvars.Token[tuple[str, str]]:
+    return _LOADING.set((origin, path))
+
+
+def done_loading(token: contextvars.Token[tuple[str, str]]) -> None:
+    _LOADING.reset(token)
+
+
+def setup(name: str, fn: SetupFn | None = None) -> Any:
+    """``@tui_agent.setup("name")`` or ``tui_agent.setup("name", fn)``."""
+    return current_config().setup(name, fn)
+
+
+def configure(fn: Callable[[Config], Any]) -> Callable[[Config], Any]:
+    """Call ``fn(config)`` now; usable as a decorator."""
+    fn(current_config())
+    return fn
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def user_config_file() -> Path:
+    return paths.user_config_dir() / "config.toml"
+
+
+def project_config_file(project: Path) -> Path:
+    return project / ".tui-agent" / "config.toml"
+
+
+def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    env = os.environ if environ is None else environ
+    return {key: env[var] for var, key in ENV_SETTINGS.items() if env.get(var)}
+
+
+def default_provider(settings: Mapping[str, Any]) -> str:
+    """``openai`` once a key or a base URL is configured, else the offline ``stub``."""
+    if settings.get("provider"):
+        return str(settings["provider"])
+    if settings.get("api_key") or settings.get("base_url"):
+        return "openai"
+    return "stub"

@@ -1,0 +1,53 @@
+"""``session.output``: notes for the user, safe to call from any thread."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+log = logging.getLogger("tui_agent.output")
+
+KINDS = (None, "error", "markdown")
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    kind: str | None = None
+
+
+class Output:
+    """Where plugins speak to the user. The UI and the headless runner listen; with nobody
+    listening, notes are kept in ``history`` so nothing said at start-up is lost."""
+
+    def __init__(self, keep: int = 1000) -> None:
+        self.history: deque[Note] = deque(maxlen=keep)
+        self._listeners: list[Callable[[Note], None]] = []
+        self._lock = threading.Lock()
+
+    def say(self, text: object, kind: str | None = None) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"output kind must be one of {KINDS}, not {kind!r}")
+        note = Note(str(text), kind)
+        with self._lock:
+            self.history.append(note)
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(note)
+            except Exception:
+                log.warning("output listener failed", exc_info=True)
+
+    def listen(self, listener: Callable[[Note], None]) -> Callable[[], None]:
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe

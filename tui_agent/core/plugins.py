@@ -1,0 +1,222 @@
+"""Finding and loading plugin files and tool files, with every failure reported, never fatal."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import logging
+import sys
+import types
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import config as config_module
+from . import paths
+from .tool_files import tool_names
+
+if TYPE_CHECKING:
+    from .session import Session
+
+log = logging.getLogger("tui_agent.plugins")
+_COUNTER = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Folder:
+    scope: str
+    path: Path
+    kind: str  # "plugins" or "tools"
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A file that failed to load, or a setup that raised: shown in the UI and on stderr."""
+
+    path: str
+    error: str
+    setup: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.path} (setup {self.setup!r})" if self.setup else self.path
+        return f"{where}: {self.error}"
+
+
+@dataclass
+class LoadReport:
+    problems: list[LoadProblem] = field(default_factory=list)
+    plugin_files: list[Path] = field(default_factory=list)
+    tool_files: list[Path] = field(default_factory=list)
+    modules: list[str] = field(default_factory=list)
+
+
+def project_root(directory: Path, worktree: Path) -> Path:
+    """The nearest folder from ``directory`` up to the git root holding project-local code."""
+    home = Path.home().resolve()
+    if worktree != directory and worktree in directory.parents:
+        candidates = [directory, *[p for p in directory.parents if p == worktree or worktree in p.parents]]
+    else:
+        candidates = [directory]
+    for candidate in candidates:
+        if candidate == home:
+            continue
+        if (candidate / ".tui-agent").is_dir() or (candidate / ".agents" / "plugins").is_dir():
+            return candidate
+    return directory
+
+
+def project_folders(project: Path) -> list[Folder]:
+    folders = [Folder("project", project / ".agents" / "plugins", "plugins")]
+    if project.resolve() == Path.home().resolve():
+        folders = []
+    return folders + [
+        Folder("project-tool", project / ".tui-agent" / "tools", "tools"),
+        Folder("project-tool", project / ".tui-agent" / "tool", "tools"),
+    ]
+
+
+def global_folders() -> list[Folder]:
+    return [
+        Folder("bundled", paths.bundled_plugins_dir(), "plugins"),
+        Folder("home", paths.home_plugins_dir(), "plugins"),
+        Folder("user", paths.user_config_dir() / "plugins", "plugins"),
+        Folder("user-tool", paths.user_config_dir() / "tools", "tools"),
+    ]
+
+
+def python_files(folder: Path) -> list[Path]:
+    """``*.py`` in a folder, sorted by name; ``_private.py`` and dot files are skipped."""
+    try:
+        return sorted(
+            (p for p in folder.iterdir() if p.suffix == ".py" and p.name[0] not in "._" and p.is_file()),
+            key=lambda p: p.name,
+        )
+    except OSError:
+        return []
+
+
+def project_code(project: Path) -> list[Path]:
+    """Project-local code that needs the folder to be trusted."""
+    found: list[Path] = []
+    for folder in project_folders(project):
+        found.extend(python_files(folder.path))
+    config_file = config_module.project_config_file(project)
+    if config_file.is_file():
+        found.append(config_file)
+    return found
+
+
+def origin(folder: Folder, file: Path) -> str:
+    return f"{folder.scope}:{file.name}"
+
+
+def exec_file(path: Path, origin_name: str, report: LoadReport) -> types.ModuleType | None:
+    """Run one Python file as a fresh module; failures become a ``LoadProblem``.
+
+    The source is compiled on every load (no bytecode cache), so an edit is always seen.
+    """
+    module_name = f"tui_agent_plugins._{next(_COUNTER)}_{path.stem}"
+    module = types.ModuleType(module_name)
+    module.__file__ = str(path)
+    token = config_module.loading(origin_name, str(path))
+    try:
+        source = path.read_bytes()
+        code = compile(source, str(path), "exec", dont_inherit=True)
+        sys.modules[module_name] = module
+        report.modules.append(module_name)
+        exec(code, module.__dict__)
+    except BaseException as exc:  # a plugin must never take the app down, not even sys.exit
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        sys.modules.pop(module_name, None)
+        report.problems.append(LoadProblem(str(path), describe(exc)))
+        log.warning("could not load %s", path, exc_info=exc)
+        return None
+    finally:
+        config_module.done_loading(token)
+    return module
+
+
+def describe(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def import_plugins(folders: Iterable[Folder], report: LoadReport) -> None:
+    for folder in folders:
+        if folder.kind != "plugins":
+            continue
+        for file in python_files(folder.path):
+            report.plugin_files.append(file)
+            exec_file(file, origin(folder, file), report)
+
+
+def run_setups(session: Session, registrations: Iterable[config_module.Registration], report: LoadReport) -> None:
+    """Call each setup with the session; one that raises is rolled back and reported."""
+    for registration in registrations:
+        label, path = registration.origin, registration.path
+        toolbox_snapshot = session.toolbox.snapshot()
+        commands_snapshot = session.commands.snapshot()
+        session.toolbox.source = session.commands.source = label
+        try:
+            value = registration.fn(session)
+            if inspect.iscoroutine(value):
+                value.close()
+                raise TypeError("setup functions must be plain functions, not async")
+        except Exception as exc:
+            session.toolbox.restore(toolbox_snapshot)
+            session.commands.restore(commands_snapshot)
+            report.problems.append(LoadProblem(path or label, describe(exc), registration.name))
+            log.warning("setup %s from %s failed", registration.name, path or label, exc_info=exc)
+        finally:
+            session.toolbox.source = session.commands.source = "api"
+
+
+def load_tool_files(session: Session, folders: Iterable[Folder], report: LoadReport) -> None:
+    for folder in folders:
+        if folder.kind != "tools":
+            continue
+        for file in python_files(folder.path):
+            report.tool_files.append(file)
+            label = origin(folder, file)
+            module = exec_file(file, label, report)
+            if module is None:
+                continue
+            session.toolbox.source = label
+            try:
+                for name, spec in tool_names(file.stem, vars(module)):
+                    try:
+                        session.toolbox.add(
+                            name,
+                            description=spec.description,
+                            params=spec.params,
+                            required=spec.required,
+                            handler=spec.handler(),
+                        )
+                    except (ValueError, TypeError) as exc:
+                        report.problems.append(LoadProblem(str(file), describe(exc)))
+            finally:
+                session.toolbox.source = "api"
+
+
+def forget_modules(names: Iterable[str]) -> None:
+    for name in names:
+        sys.modules.pop(name, None)
+
+
+def merged_registrations(config: config_module.Config) -> list[config_module.Registration]:
+    """Setups from files, then programmatic ones (``tui_agent.setup`` outside any plugin)."""
+    registrations: dict[str, config_module.Registration] = dict(config.setups)
+    for name, registration in config_module.default_config().setups.items():
+        registrations.pop(name, None)
+        registrations[name] = registration
+    return list(registrations.values())
+
+
+def provider_registrations(config: config_module.Config) -> dict[str, Any]:
+    providers = dict(config.providers)
+    providers.update(config_module.default_config().providers)
+    return providers

@@ -1,0 +1,202 @@
+"""The session: one folder, its config, toolbox, commands and conversation.
+
+``create_session`` is the one factory the TUI, ``tui-agent run`` and the tests share.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from . import config as config_module
+from . import plugins, trust
+from .commands import Commands, parse_command
+from .config import Config
+from .context import ToolContext, find_worktree
+from .conversation import Conversation
+from .output import Output
+from .plugins import LoadProblem, LoadReport
+from .toolbox import Toolbox
+
+log = logging.getLogger("tui_agent.session")
+
+
+def new_session_id() -> str:
+    return f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+class Session:
+    """Everything a plugin's setup function receives."""
+
+    def __init__(
+        self,
+        directory: str | Path = ".",
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        trust: bool = False,
+        yes: bool = False,
+    ) -> None:
+        self.directory = Path(directory).expanduser().resolve()
+        if not self.directory.is_dir():
+            raise NotADirectoryError(f"not a folder: {self.directory}")
+        self.worktree = find_worktree(self.directory)
+        self.project = plugins.project_root(self.directory, self.worktree)
+        self.id = new_session_id()
+        self.yes = yes
+        self.flags: dict[str, Any] = {
+            k: v for k, v in {"provider": provider, "model": model, "base_url": base_url}.items() if v
+        }
+        self.trust_flag = trust
+        self.toolbox = Toolbox(context_factory=self.tool_context)
+        self.commands = Commands()
+        self.output = Output()
+        self.conversation = Conversation()
+        self.config = Config()
+        self.providers: dict[str, Any] = {}
+        self.problems: list[LoadProblem] = []
+        self.skipped: list[Path] = []
+        self._modules: list[str] = []
+
+    # -- trust ------------------------------------------------------------------------------
+
+    @property
+    def project_code(self) -> list[Path]:
+        return plugins.project_code(self.project)
+
+    @property
+    def trusted(self) -> bool:
+        return self.trust_flag or trust.decision(self.project) is True
+
+    @property
+    def needs_trust(self) -> bool:
+        """Project code exists and nobody has said yes or no for this folder yet."""
+        return (
+            not self.trusted
+            and trust.decision(self.project) is None
+            and bool(self.project_code)
+        )
+
+    def trust(self, remember: bool = True) -> LoadReport:
+        """Trust this folder (remembered unless ``remember=False``) and load its code."""
+        if remember:
+            trust.remember(self.project, True)
+        self.trust_flag = True
+        return self.reload()
+
+    def distrust(self) -> None:
+        """Remember that this folder's code must not run."""
+        trust.remember(self.project, False)
+        self.trust_flag = False
+
+    # -- loading ----------------------------------------------------------------------------
+
+    @property
+    def provider_name(self) -> str:
+        return config_module.default_provider(self.config.settings)
+
+    @property
+    def model(self) -> str | None:
+        value = self.config.settings.get("model")
+        return str(value) if value else None
+
+    def _settings(self, report: LoadReport) -> dict[str, Any]:
+        settings: dict[str, Any] = {}
+        files = [config_module.user_config_file()]
+        if self.trusted:
+            files.append(config_module.project_config_file(self.project))
+        for file in files:
+            if not file.is_file():
+                continue
+            try:
+                settings = config_module.deep_merge(settings, config_module.read_toml(file))
+            except (OSError, ValueError) as exc:
+                report.problems.append(LoadProblem(str(file), plugins.describe(exc)))
+        settings = config_module.deep_merge(settings, config_module.env_settings())
+        return config_module.deep_merge(settings, self.flags)
+
+    def reload(self) -> LoadReport:
+        """Re-read config, plugin files and tool files; rebuild toolbox and commands in place."""
+        report = LoadReport()
+        config = Config(self._settings(report))
+        folders = plugins.global_folders()
+        local = plugins.project_folders(self.project)
+        self.skipped = []
+        if self.trusted:
+            folders += local
+        else:
+            self.skipped = self.project_code
+        token = config_module.activate(config)
+        try:
+            plugins.import_plugins(folders, report)
+        finally:
+            config_module.deactivate(token)
+        plugins.forget_modules(self._modules)
+        self.config = config
+        self.providers = plugins.provider_registrations(config)
+        self.toolbox.clear()
+        self.toolbox.stats.clear()
+        self.commands.clear()
+        plugins.run_setups(self, plugins.merged_registrations(config), report)
+        plugins.load_tool_files(self, folders, report)
+        self._modules = report.modules
+        self.problems = report.problems
+        for problem in report.problems:
+            log.warning("load problem: %s", problem)
+        return report
+
+    # -- running ----------------------------------------------------------------------------
+
+    def tool_context(self, call_id: str = "", message_id: str = "") -> ToolContext:
+        return ToolContext(
+            agent="main",
+            session_id=self.id,
+            message_id=message_id,
+            directory=str(self.directory),
+            worktree=str(self.worktree),
+            call_id=call_id,
+        )
+
+    async def run_command_line(self, line: str) -> bool:
+        """Run ``/name args`` typed at the prompt. False when the line is not a command.
+
+        Unknown names list every command; a command that raises prints ``error: <message>``.
+        """
+        parsed = parse_command(line)
+        if parsed is None:
+            return False
+        name, args = parsed
+        try:
+            ran = await self.commands.run(name, args)
+        except Exception as exc:
+            log.warning("command /%s failed", name, exc_info=True)
+            self.output.say(f"error: {exc or type(exc).__name__}", kind="error")
+            return True
+        if not ran:
+            names = ", ".join(self.commands.names) or "(none)"
+            self.output.say(f"unknown command /{name}. Commands: {names}", kind="error")
+        return True
+
+    def __repr__(self) -> str:
+        return f"Session(id={self.id!r}, directory={str(self.directory)!r})"
+
+
+def create_session(
+    directory: str | Path = ".",
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    trust: bool = False,
+    yes: bool = False,
+) -> Session:
+    """Build a session with config, plugins and tool files loaded (the TUI, ``run`` and tests)."""
+    session = Session(
+        directory, provider=provider, model=model, base_url=base_url, trust=trust, yes=yes
+    )
+    session.reload()
+    return session

@@ -1,0 +1,284 @@
+"""Custom tool files (opencode/Dropstone style): ``.tui-agent/tools/*.py``.
+
+Each ``tool(...)`` object at a file's top level becomes a tool. The attribute ``default``,
+or the one named like the file, takes the file's name; any other takes ``<file>_<attr>``.
+"""
+
+from __future__ import annotations
+
+import enum as enum_module
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from . import schema as schema_module
+from .context import ToolContext
+from .schema import Schema, property_json
+
+Execute = Callable[..., Any]
+_NO_DEFAULT: Any = inspect.Parameter.empty
+
+
+@dataclass
+class ToolSpec:
+    """What ``tool(...)`` returns. Still callable like the function it wraps."""
+
+    execute: Execute
+    description: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    required: list[str] = field(default_factory=list)
+    inferred: bool = False
+    kwarg_names: frozenset[str] = frozenset()
+    takes_var_kwargs: bool = False
+    context_param: str | None = None
+    with_context: bool = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.execute(*args, **kwargs)
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.execute)
+
+    def defaults(self) -> dict[str, Any]:
+        return {k: v["default"] for k, v in self.params.items() if isinstance(v, dict) and "default" in v}
+
+    def handler(self) -> Callable[..., Any]:
+        """A toolbox handler ``(args, context)``; sync stays sync so the toolbox threads it."""
+        defaults = self.defaults()
+
+        def prepare(args: Mapping[str, Any], context: ToolContext) -> tuple[tuple[Any, ...], dict[str, Any]]:
+            filled = {**defaults, **args}
+            if not self.inferred:
+                return ((filled, context) if self.with_context else (filled,)), {}
+            kwargs = (
+                dict(filled)
+                if self.takes_var_kwargs
+                else {k: v for k, v in filled.items() if k in self.kwarg_names}
+            )
+            if self.context_param is not None:
+                kwargs[self.context_param] = context
+            return (), kwargs
+
+        if self.is_async:
+
+            async def run_async(args: Mapping[str, Any], context: ToolContext) -> Any:
+                call_args, call_kwargs = prepare(args, context)
+                return await self.execute(*call_args, **call_kwargs)
+
+            return run_async
+
+        def run_sync(args: Mapping[str, Any], context: ToolContext) -> Any:
+            call_args, call_kwargs = prepare(args, context)
+            return self.execute(*call_args, **call_kwargs)
+
+        return run_sync
+
+
+def _is_context_annotation(annotation: Any) -> bool:
+    return annotation is ToolContext or (isinstance(annotation, str) and "ToolContext" in annotation)
+
+
+def _json_default(value: Any) -> bool:
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_json_default(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_default(v) for k, v in value.items())
+    return False
+
+
+def type_schema(annotation: Any) -> dict[str, Any]:
+    """JSON schema for a Python type hint (str, int, float, bool, list[T], dict, Literal, Enum…)."""
+    if annotation is _NO_DEFAULT or annotation is Any:
+        return {}
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        base, *meta = get_args(annotation)
+        result = type_schema(base)
+        for item in meta:
+            if isinstance(item, str):
+                result["description"] = item
+            elif isinstance(item, Schema):
+                result.update(item.to_json())
+            elif isinstance(item, Mapping):
+                result.update(item)
+        return result
+    if annotation is str or annotation is Path:
+        return {"type": "string"}
+    if annotation is bool:
+        return {"type": "boolean"}
+    if annotation is int:
+        return {"type": "integer"}
+    if annotation is float:
+        return {"type": "number"}
+    if annotation is type(None):
+        return {"type": "null"}
+    if annotation in (list, tuple, set, frozenset) or origin in (list, tuple, set, frozenset):
+        args = get_args(annotation)
+        result = {"type": "array"}
+        if args and args[0] is not Ellipsis:
+            result["items"] = type_schema(args[0])
+        return result
+    if annotation is dict or origin is dict:
+        return {"type": "object"}
+    if origin is Literal:
+        values = list(get_args(annotation))
+        if all(isinstance(v, str) for v in values):
+            return {"type": "string", "enum": values}
+        return {"enum": values}
+    if isinstance(annotation, type) and issubclass(annotation, enum_module.Enum):
+        return {"enum": [member.value for member in annotation]}
+    if origin is Union or origin is types.UnionType:
+        members = [a for a in get_args(annotation) if a is not type(None)]
+        nullable = len(members) != len(get_args(annotation))
+        if len(members) == 1:
+            inner = type_schema(members[0])
+            if nullable and isinstance(inner.get("type"), str):
+                inner["type"] = [inner["type"], "null"]
+            return inner
+        options = [type_schema(m) for m in members]
+        if nullable:
+            options.append({"type": "null"})
+        return {"anyOf": options}
+    return {}
+
+
+def _infer(fn: Execute) -> tuple[dict[str, Any], list[str], frozenset[str], bool, str | None]:
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        hints = {}
+    params: dict[str, Any] = {}
+    required: list[str] = []
+    names: set[str] = set()
+    var_kwargs = False
+    context_param: str | None = None
+    for param in inspect.signature(fn).parameters.values():
+        if param.kind is param.VAR_KEYWORD:
+            var_kwargs = True
+            continue
+        if param.kind is param.VAR_POSITIONAL:
+            continue
+        annotation = hints.get(param.name, param.annotation)
+        if param.name == "context" or _is_context_annotation(annotation):
+            context_param = param.name
+            continue
+        prop = type_schema(annotation)
+        if param.default is not _NO_DEFAULT:
+            if _json_default(param.default) and param.default is not None:
+                prop["default"] = list(param.default) if isinstance(param.default, tuple) else param.default
+        else:
+            required.append(param.name)
+        params[param.name] = prop
+        names.add(param.name)
+    return params, required, frozenset(names), var_kwargs, context_param
+
+
+def _build(
+    fn: Execute, description: str | None, args: Mapping[str, Any] | None
+) -> ToolSpec:
+    if not callable(fn):
+        raise TypeError(f"tool execute must be callable, not {type(fn).__name__}")
+    text = description if description is not None else inspect.getdoc(fn) or ""
+    if args is not None:
+        params: dict[str, Any] = {}
+        required: list[str] = []
+        for key, value in args.items():
+            params[key], needed = property_json(value)
+            if needed:
+                required.append(key)
+        try:
+            positional = [
+                p
+                for p in inspect.signature(fn).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+            ]
+        except (TypeError, ValueError):
+            positional = []
+        with_context = len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in positional)
+        return ToolSpec(fn, text, params, required, inferred=False, with_context=with_context)
+    params, required, names, var_kwargs, context_param = _infer(fn)
+    spec = ToolSpec(
+        fn,
+        text,
+        params,
+        required,
+        inferred=True,
+        kwarg_names=names,
+        takes_var_kwargs=var_kwargs,
+        context_param=context_param,
+    )
+    functools.update_wrapper(spec, fn, updated=())  # type: ignore[arg-type]
+    return spec
+
+
+@typing.overload
+def tool(fn: Execute, /) -> ToolSpec: ...
+
+
+@typing.overload
+def tool(
+    fn: None = None,
+    /,
+    *,
+    description: str | None = None,
+    args: Mapping[str, Any] | None = None,
+    execute: None = None,
+) -> Callable[[Execute], ToolSpec]: ...
+
+
+@typing.overload
+def tool(
+    fn: None = None,
+    /,
+    *,
+    description: str | None = None,
+    args: Mapping[str, Any] | None = None,
+    execute: Execute,
+) -> ToolSpec: ...
+
+
+def tool(
+    fn: Execute | None = None,
+    /,
+    *,
+    description: str | None = None,
+    args: Mapping[str, Any] | None = None,
+    execute: Execute | None = None,
+) -> ToolSpec | Callable[[Execute], ToolSpec]:
+    """Define a custom tool: ``@tool``, ``@tool(description=..., args=...)`` or
+    ``tool(description=..., args=..., execute=fn)``.
+
+    With ``args`` (schema builders or JSON-schema dicts) the function gets ``(args)`` or
+    ``(args, context)``. Without, the schema comes from its signature and it gets keyword
+    arguments (a parameter named ``context`` receives the ``ToolContext``).
+    """
+    target = fn or execute
+    if target is not None:
+        return _build(target, description, args)
+
+    def decorator(function: Execute) -> ToolSpec:
+        return _build(function, description, args)
+
+    return decorator
+
+
+tool.schema = schema_module  # type: ignore[attr-defined]
+
+
+def tool_names(stem: str, namespace: Mapping[str, Any]) -> list[tuple[str, ToolSpec]]:
+    """``(tool name, spec)`` for each ``tool(...)`` at a module's top level, in file order."""
+    found: list[tuple[str, ToolSpec]] = []
+    for attr, value in namespace.items():
+        if not isinstance(value, ToolSpec) or attr.startswith("__"):
+            continue
+        name = stem if attr in ("default", stem) else f"{stem}_{attr}"
+        found.append((name, value))
+    return found

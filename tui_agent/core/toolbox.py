@@ -1,0 +1,410 @@
+"""The toolbox: tools the model can call, guarded by before/after hooks (elelem's model)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, overload
+
+from .context import ToolContext
+from .result import Result
+from .validation import ArgsValidator, compile_validator, object_schema
+
+log = logging.getLogger("tui_agent.toolbox")
+
+Handler = Callable[..., Any]
+Hook = Callable[..., Any]
+Listener = Callable[["ToolboxEvent"], None]
+GLOBAL = "*"
+
+
+def _accepts_context(handler: Handler) -> bool:
+    """True when the handler takes a second positional argument (``handler(args, context)``)."""
+    try:
+        params = list(inspect.signature(handler).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [
+        p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return True
+    return len(positional) >= 2
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+@dataclass(eq=False)
+class Tool:
+    """One registered tool. ``schema`` is the object schema its arguments are checked against."""
+
+    name: str
+    description: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    required: list[str] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+    handler: Handler | None = None
+    source: str = "api"
+    schema: dict[str, Any] = field(default_factory=dict)
+    _validator: ArgsValidator | None = field(default=None, repr=False)
+    _with_context: bool = field(default=False, repr=False)
+    _async: bool = field(default=False, repr=False)
+
+    @property
+    def known(self) -> bool:
+        return self._validator is not None
+
+    def definition(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": {
+                    "type": "object",
+                    "properties": self.params,
+                    "required": list(self.required),
+                },
+            },
+        }
+
+
+@dataclass(frozen=True)
+class ToolboxEvent:
+    """What changed in a toolbox; the UI listens instead of polling.
+
+    kind: ``tools`` (added/replaced/removed/cleared), ``hooks``, ``call_started``,
+    ``call_finished``.
+    """
+
+    kind: Literal["tools", "hooks", "call_started", "call_finished"]
+    name: str = ""
+    called_as: str = ""
+    args: Mapping[str, Any] | None = None
+    result: Result | None = None
+    elapsed: float = 0.0
+    call_id: str = ""
+
+
+@dataclass
+class CallStats:
+    calls: int = 0
+    last_result: Result | None = None
+
+
+class Toolbox:
+    """Tools, aliases and hooks. Usable on its own: ``tui_agent.Toolbox()``."""
+
+    def __init__(self, *, context_factory: Callable[[], ToolContext] | None = None) -> None:
+        self.tools: dict[str, Tool] = {}
+        self.aliases: dict[str, str] = {}
+        self.hooks: dict[str, dict[str, list[Hook]]] = {"before": {}, "after": {}}
+        self.stats: dict[str, CallStats] = {}
+        self.context_factory = context_factory
+        self.source = "api"
+        self._listeners: list[Listener] = []
+
+    # -- registration -------------------------------------------------------------------
+
+    @overload
+    def add(
+        self,
+        name: str,
+        *,
+        description: str = ...,
+        params: Mapping[str, Any] | None = ...,
+        required: list[str] | tuple[str, ...] = ...,
+        aliases: list[str] | tuple[str, ...] = ...,
+        handler: None = ...,
+    ) -> Callable[[Handler], Handler]: ...
+
+    @overload
+    def add(
+        self,
+        name: str,
+        *,
+        description: str = ...,
+        params: Mapping[str, Any] | None = ...,
+        required: list[str] | tuple[str, ...] = ...,
+        aliases: list[str] | tuple[str, ...] = ...,
+        handler: Handler,
+    ) -> Tool: ...
+
+    def add(
+        self,
+        name: str,
+        *,
+        description: str = "",
+        params: Mapping[str, Any] | None = None,
+        required: list[str] | tuple[str, ...] = (),
+        aliases: list[str] | tuple[str, ...] = (),
+        handler: Handler | None = None,
+    ) -> Tool | Callable[[Handler], Handler]:
+        """Register a tool; without ``handler``, return a decorator. Same name replaces."""
+        if handler is None:
+
+            def decorator(fn: Handler) -> Handler:
+                self.add(
+                    name,
+                    description=description,
+                    params=params,
+                    required=required,
+                    aliases=aliases,
+                    handler=fn,
+                )
+                return fn
+
+            return decorator
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"tool name must be a non-empty string, not {name!r}")
+        if not callable(handler):
+            raise ValueError(f"tool {name!r}: handler is not callable")
+        props = dict(params or {})
+        if isinstance(required, str):
+            raise ValueError(f"tool {name!r}: required must be a list of names, not a string")
+        schema = object_schema(props, required)
+        validator = compile_validator(name, schema)
+        tool = Tool(
+            name=name,
+            description=description,
+            params=props,
+            required=list(required),
+            aliases=list(aliases),
+            handler=handler,
+            source=self.source,
+            schema=schema,
+            _validator=validator,
+            _with_context=_accepts_context(handler),
+            _async=_is_async(handler),
+        )
+        old = self.tools.pop(name, None)
+        if old is not None:
+            for alias in old.aliases:
+                if self.aliases.get(alias) == name:
+                    del self.aliases[alias]
+        self.tools[name] = tool
+        for alias in tool.aliases:
+            self.aliases[alias] = name
+        self._emit(ToolboxEvent("tools", name=name))
+        return tool
+
+    def remove(self, name: str) -> bool:
+        tool = self.tools.pop(name, None)
+        if tool is None:
+            return False
+        for alias in tool.aliases:
+            if self.aliases.get(alias) == name:
+                del self.aliases[alias]
+        self._emit(ToolboxEvent("tools", name=name))
+        return True
+
+    def _add_hook(self, when: str, name: str | None, fn: Hook | None) -> Any:
+        key = GLOBAL if name is None else name
+
+        def register(hook: Hook) -> Hook:
+            if not callable(hook):
+                raise ValueError(f"{when} hook for {key!r} is not callable")
+            self.hooks[when].setdefault(key, []).append(hook)
+            self._emit(ToolboxEvent("hooks", name=key))
+            return hook
+
+        if fn is not None:
+            return register(fn)
+        return register
+
+    def before(self, name: str | Hook | None = None, fn: Hook | None = None) -> Any:
+        """``@before("tool")``, ``@before()``, bare ``@before``, or ``before("tool", fn)``."""
+        if callable(name) and fn is None:
+            return self._add_hook("before", None, name)
+        return self._add_hook("before", name if isinstance(name, str) else None, fn)
+
+    def after(self, name: str | Hook | None = None, fn: Hook | None = None) -> Any:
+        """``@after("tool")``, ``@after()``, bare ``@after``, or ``after("tool", fn)``."""
+        if callable(name) and fn is None:
+            return self._add_hook("after", None, name)
+        return self._add_hook("after", name if isinstance(name, str) else None, fn)
+
+    def clear(self) -> None:
+        """Forget every tool, alias and hook (``reload`` rebuilds from disk)."""
+        self.tools.clear()
+        self.aliases.clear()
+        self.hooks = {"before": {}, "after": {}}
+        self._emit(ToolboxEvent("tools"))
+        self._emit(ToolboxEvent("hooks"))
+
+    def snapshot(self) -> tuple[Any, ...]:
+        """Copy of the registry, so a failing setup can be rolled back."""
+        return (
+            dict(self.tools),
+            dict(self.aliases),
+            {when: {k: list(v) for k, v in table.items()} for when, table in self.hooks.items()},
+        )
+
+    def restore(self, snap: tuple[Any, ...]) -> None:
+        tools, aliases, hooks = snap
+        self.tools, self.aliases, self.hooks = dict(tools), dict(aliases), hooks
+        self._emit(ToolboxEvent("tools"))
+        self._emit(ToolboxEvent("hooks"))
+
+    # -- inspection -----------------------------------------------------------------------
+
+    def definitions(self, exclude: Callable[[str], bool] | None = None) -> list[dict[str, Any]]:
+        """OpenAI function definitions, one per tool (aliases are never sent)."""
+        return [
+            tool.definition()
+            for name, tool in self.tools.items()
+            if exclude is None or not exclude(name)
+        ]
+
+    def resolve(self, name: str) -> str | None:
+        if name in self.tools:
+            return name
+        return self.aliases.get(name)
+
+    def tool_for(self, name: str) -> Tool:
+        """The tool, following aliases; an unknown name gives a stand-in named ``name + "?"``."""
+        real = self.resolve(name)
+        if real is not None:
+            return self.tools[real]
+        return Tool(name=f"{name}?", description="unknown tool", source="unknown")
+
+    def hooks_for(self, name: str) -> tuple[int, int]:
+        """How many before and after hooks (global ones included) a call to ``name`` runs."""
+        before = self.hooks["before"]
+        after = self.hooks["after"]
+        return (
+            len(before.get(GLOBAL, ())) + len(before.get(name, ())),
+            len(after.get(GLOBAL, ())) + len(after.get(name, ())),
+        )
+
+    # -- listening ------------------------------------------------------------------------
+
+    def listen(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(event)`` on every change and call; returns an unsubscribe function."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _emit(self, event: ToolboxEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.warning("toolbox listener failed", exc_info=True)
+
+    # -- running --------------------------------------------------------------------------
+
+    async def run(
+        self, name: str, args: Mapping[str, Any] | None = None, context: ToolContext | None = None
+    ) -> Result:
+        """Run one call: aliases, validation, hooks, handler. Tool failures never raise."""
+        real = self.resolve(name)
+        if real is None:
+            available = ", ".join(sorted(self.tools))
+            return Result({"error": f'unknown tool: "{name}". Available: {available}'})
+        tool = self.tools[real]
+        call_args: Any = {} if args is None else (dict(args) if isinstance(args, Mapping) else args)
+        assert tool._validator is not None
+        problem = tool._validator.error(call_args)
+        if problem is not None:
+            result = Result({"error": problem})
+            self._record(tool.name, name, call_args, result, 0.0, context)
+            return result
+        call_id = context.call_id if context is not None else ""
+        self._emit(ToolboxEvent("call_started", tool.name, name, call_args, call_id=call_id))
+        started = time.perf_counter()
+        try:
+            raw = await self._call(tool, call_args, context)
+            result = Result(raw)
+        except Exception as exc:  # hooks and handlers: any failure goes back as a result
+            result = self._failure(exc, name, call_args)
+        except SystemExit as exc:
+            result = self._failure(exc, name, call_args)
+        self._record(tool.name, name, call_args, result, time.perf_counter() - started, context)
+        return result
+
+    def _failure(self, exc: BaseException, name: str, args: Any) -> Result:
+        message = str(exc) or type(exc).__name__
+        log.warning("tool %s failed: %s", name, message, exc_info=exc)
+        return Result({"error": message, "name": name, "args": args})
+
+    def _record(
+        self,
+        real: str,
+        called_as: str,
+        args: Any,
+        result: Result,
+        elapsed: float,
+        context: ToolContext | None,
+    ) -> None:
+        stats = self.stats.setdefault(real, CallStats())
+        stats.calls += 1
+        stats.last_result = result
+        self._emit(
+            ToolboxEvent(
+                "call_finished",
+                real,
+                called_as,
+                args if isinstance(args, Mapping) else None,
+                result,
+                elapsed,
+                context.call_id if context is not None else "",
+            )
+        )
+
+    async def _call(
+        self, tool: Tool, args: dict[str, Any], context: ToolContext | None
+    ) -> dict[str, Any]:
+        before, after = self.hooks["before"], self.hooks["after"]
+        for hook in list(before.get(GLOBAL, ())):
+            await _maybe_await(hook(args, tool_name=tool.name))
+        for hook in list(before.get(tool.name, ())):
+            await _maybe_await(hook(args))
+        raw = await self._invoke(tool, args, context)
+        for hook in list(after.get(GLOBAL, ())):
+            await _maybe_await(hook(args, raw, tool_name=tool.name))
+        for hook in list(after.get(tool.name, ())):
+            await _maybe_await(hook(args, raw))
+        return raw
+
+    async def _invoke(
+        self, tool: Tool, args: dict[str, Any], context: ToolContext | None
+    ) -> dict[str, Any]:
+        handler = tool.handler
+        assert handler is not None
+        call: tuple[Any, ...] = (args,)
+        if tool._with_context:
+            if context is None:
+                context = self.context_factory() if self.context_factory else ToolContext()
+            call = (args, context)
+        if tool._async:
+            value = await handler(*call)
+        else:
+            value = await asyncio.to_thread(handler, *call)
+            if inspect.isawaitable(value):
+                value = await value
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, Mapping):
+            return dict(value)
+        return {"output": value}
+
+
+async def _maybe_await(value: Any) -> None:
+    if inspect.isawaitable(value):
+        await value
+
+

@@ -1,0 +1,158 @@
+"""Argument validation with json_schemer's wording.
+
+The model reads these messages, so they follow elelem (which uses Ruby's json_schemer):
+``value at `/path` is not a string``, ``object at root is missing required properties: a, b``.
+A validator is compiled once per tool; ``validate`` only walks the arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import SchemaError, ValidationError
+
+_FORMAT_CHECKER = FormatChecker()
+
+_TYPE_WORDS = {
+    "null": "null",
+    "boolean": "a boolean",
+    "number": "a number",
+    "integer": "an integer",
+    "string": "a string",
+    "array": "an array",
+    "object": "an object",
+}
+
+
+def object_schema(params: dict[str, Any], required: Iterable[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": params, "required": list(required)}
+
+
+def _pointer(path: Iterable[Any]) -> str:
+    parts = [str(p).replace("~", "~0").replace("/", "~1") for p in path]
+    return "root" if not parts else "`/" + "/".join(parts) + "`"
+
+
+def _inspect(value: Any) -> str:
+    """Ruby's ``Array#inspect``-like rendering used inside messages (``["a", "b"]``)."""
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def _to_s(value: Any) -> str:
+    """Ruby's interpolation of a scalar: strings bare, containers inspected."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return _inspect(value)
+
+
+def _message(error: ValidationError) -> str:
+    at = _pointer(error.absolute_path)
+    kind, value = error.validator, error.validator_value
+    simple: dict[str, Callable[[], str]] = {
+        "enum": lambda: f"value at {at} is not one of: {_inspect(value)}",
+        "const": lambda: f"value at {at} is not: {_to_s(value)}",
+        "multipleOf": lambda: f"number at {at} is not a multiple of: {_to_s(value)}",
+        "maximum": lambda: f"number at {at} is greater than: {_to_s(value)}",
+        "exclusiveMaximum": lambda: f"number at {at} is greater than or equal to: {_to_s(value)}",
+        "minimum": lambda: f"number at {at} is less than: {_to_s(value)}",
+        "exclusiveMinimum": lambda: f"number at {at} is less than or equal to: {_to_s(value)}",
+        "maxLength": lambda: f"string length at {at} is greater than: {_to_s(value)}",
+        "minLength": lambda: f"string length at {at} is less than: {_to_s(value)}",
+        "pattern": lambda: f"string at {at} does not match pattern: {_to_s(value)}",
+        "format": lambda: f"value at {at} does not match format: {_to_s(value)}",
+        "maxItems": lambda: f"array size at {at} is greater than: {_to_s(value)}",
+        "minItems": lambda: f"array size at {at} is less than: {_to_s(value)}",
+        "uniqueItems": lambda: f"array items at {at} are not unique",
+        "maxProperties": lambda: f"object size at {at} is greater than: {_to_s(value)}",
+        "minProperties": lambda: f"object size at {at} is less than: {_to_s(value)}",
+        "allOf": lambda: f"value at {at} does not match all `allOf` schemas",
+        "anyOf": lambda: f"value at {at} does not match any `anyOf` schemas",
+        "oneOf": lambda: f"value at {at} does not match exactly one `oneOf` schema",
+        "not": lambda: f"value at {at} matches `not` schema",
+        "contains": lambda: (
+            f"array at {at} does not contain enough items that match `contains` schema"
+        ),
+        "dependentRequired": lambda: (
+            f"object at {at} is missing required `dependentRequired` properties"
+        ),
+        "propertyNames": lambda: (
+            f"object property names at {at} do not match `propertyNames` schema"
+        ),
+        "unevaluatedProperties": lambda: (
+            f"object properties at {at} do not match `unevaluatedProperties` schema"
+        ),
+        "unevaluatedItems": lambda: (
+            f"array items at {at} do not match `unevaluatedItems` schema"
+        ),
+    }
+    if kind == "type":
+        if isinstance(value, str) and value in _TYPE_WORDS:
+            return f"value at {at} is not {_TYPE_WORDS[value]}"
+        return f"value at {at} is not one of the types: {_inspect(value)}"
+    if kind == "required":
+        instance = error.instance if isinstance(error.instance, dict) else {}
+        missing = [key for key in value if key not in instance]
+        return f"object at {at} is missing required properties: {', '.join(missing)}"
+    if kind == "additionalProperties" and value is False:
+        return (
+            f"object property at {_pointer([*error.absolute_path, _extra_key(error)])} "
+            "is not defined and schema does not allow additional properties"
+        )
+    if kind in simple:
+        return simple[kind]()
+    if kind is None or kind is False:
+        return f"value at {at} does not match schema"
+    return f"value at {at} does not match `{kind}` schema"
+
+
+def _extra_key(error: ValidationError) -> str:
+    instance = error.instance if isinstance(error.instance, dict) else {}
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    known = set(schema.get("properties", {}))
+    extras = [key for key in instance if key not in known]
+    return str(extras[0]) if extras else ""
+
+
+class ArgsValidator:
+    """A compiled validator for one tool's ``{"type": "object", ...}`` schema."""
+
+    __slots__ = ("_validator", "schema")
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        Draft202012Validator.check_schema(schema)
+        self.schema = schema
+        self._validator = Draft202012Validator(schema, format_checker=_FORMAT_CHECKER)
+
+    def errors(self, args: Any) -> list[str]:
+        """Every problem with ``args``, in schema order, one message each."""
+        messages: list[str] = []
+        seen: set[str] = set()
+        for error in self._validator.iter_errors(args):
+            text = _message(error)
+            if text not in seen:
+                seen.add(text)
+                messages.append(text)
+        return messages
+
+    def error(self, args: Any) -> str | None:
+        """All messages joined by ", " (as the model sees them), or None when valid."""
+        messages = self.errors(args)
+        return ", ".join(messages) if messages else None
+
+
+def compile_validator(name: str, schema: dict[str, Any]) -> ArgsValidator:
+    """Compile, or raise ``ValueError`` naming the tool and what is wrong with its schema."""
+    try:
+        return ArgsValidator(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "params"
+        raise ValueError(f"tool {name!r}: invalid JSON schema at {where}: {exc.message}") from None
