@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -94,9 +95,28 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
     return 0
 
 
+def setup_logging() -> None:
+    """Warnings and tracebacks go to a log file, never onto the screen."""
+    from .core.paths import user_log_dir
+
+    logger = logging.getLogger("tui_agent")
+    if any(isinstance(h, logging.FileHandler) for h in logger.handlers):
+        return
+    try:
+        folder = user_log_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(folder / "tui-agent.log", encoding="utf-8")
+    except OSError:
+        return
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    setup_logging()
     if args.command is None:
         parser.print_help(sys.stderr)
         print("\ntui-agent: the full-screen app is not built yet; try `tui-agent tools`.",
