@@ -16,16 +16,33 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     default = argparse.SUPPRESS if suppress else None
     flag_default = argparse.SUPPRESS if suppress else False
     group = parser.add_argument_group("session")
-    group.add_argument("--provider", default=default, help="LLM provider (openai, stub, or a plugin's)")
+    group.add_argument(
+        "--provider", default=default, help="LLM provider (openai, stub, or a plugin's)"
+    )
     group.add_argument("--model", default=default, help="model name")
-    group.add_argument("--base-url", dest="base_url", default=default, help="OpenAI-compatible server URL")
-    group.add_argument("--continue", dest="continue_", action="store_true", default=flag_default,
-                       help="resume the last session of this folder")
+    group.add_argument(
+        "--base-url", dest="base_url", default=default, help="OpenAI-compatible server URL"
+    )
+    group.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        default=flag_default,
+        help="resume the last session of this folder",
+    )
     group.add_argument("--resume", metavar="ID", default=default, help="resume a session by id")
-    group.add_argument("--trust", action="store_true", default=flag_default,
-                       help="run this folder's plugins, tool files and config without asking")
-    group.add_argument("--yes", action="store_true", default=flag_default,
-                       help="answer every permission question with allow")
+    group.add_argument(
+        "--trust",
+        action="store_true",
+        default=flag_default,
+        help="run this folder's plugins, tool files and config without asking",
+    )
+    group.add_argument(
+        "--yes",
+        action="store_true",
+        default=flag_default,
+        help="answer every permission question with allow",
+    )
     group.add_argument("-C", "--directory", default=default, help="working folder (default: .)")
 
 
@@ -82,15 +99,26 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
         console.print(tool.description or "(no description)", markup=False)
         table = Table("Parameter", "Type", "Required", "Default", "Enum", "Description")
         for row in parameter_rows(tool):
-            table.add_row(row.name, row.type, "yes" if row.required else "no",
-                          row.default, row.enum, row.description)
+            table.add_row(
+                row.name,
+                row.type,
+                "yes" if row.required else "no",
+                row.default,
+                row.enum,
+                row.description,
+            )
         console.print(table if tool.params else "No parameters.")
         return 0
     table = Table("Name", "Aliases", "Source", "Hooks", "Description", title="Tools")
     for name in sorted(toolbox.tools):
         tool = toolbox.tools[name]
-        table.add_row(name, ", ".join(tool.aliases), tool.source, hooks_label(toolbox, name),
-                      first_line(tool.description))
+        table.add_row(
+            name,
+            ", ".join(tool.aliases),
+            tool.source,
+            hooks_label(toolbox, name),
+            first_line(tool.description),
+        )
     console.print(table)
     return 0
 
@@ -119,8 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging()
     if args.command is None:
         parser.print_help(sys.stderr)
-        print("\ntui-agent: the full-screen app is not built yet; try `tui-agent tools`.",
-              file=sys.stderr)
+        print(
+            "\ntui-agent: the full-screen app is not built yet; try `tui-agent tools`.",
+            file=sys.stderr,
+        )
         return 2
     try:
         session = create_session(

@@ -143,7 +143,6 @@ class Commands:
                 log.warning("commands listener failed", exc_info=True)
 
 
-
 def _takes_argument(handler: CommandHandler) -> bool:
     try:
         params = inspect.signature(handler).parameters.values()
@@ -195,7 +194,9 @@ def complete(line: str, commands: Commands, directory: str | os.PathLike[str] = 
     return Completion(start, complete_path(word, directory))
 
 
-def complete_path(word: str, directory: str | os.PathLike[str] = ".", limit: int = FILE_MATCHES) -> list[str]:
+def complete_path(
+    word: str, directory: str | os.PathLike[str] = ".", limit: int = FILE_MATCHES
+) -> list[str]:
     """File names starting with ``word`` (relative to ``directory``); folders end in ``/``."""
     base = Path(directory)
     folder_part, _, prefix = word.rpartition("/")

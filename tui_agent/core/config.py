@@ -102,7 +102,9 @@ class Config(Mapping[str, Any]):
 
 
 _DEFAULT = Config()
-_ACTIVE: contextvars.ContextVar[Config | None] = contextvars.ContextVar("tui_agent_config", default=None)
+_ACTIVE: contextvars.ContextVar[Config | None] = contextvars.ContextVar(
+    "tui_agent_config", default=None
+)
 _LOADING: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
     "tui_agent_loading", default=("api", "")
 )

@@ -55,7 +55,10 @@ def project_root(directory: Path, worktree: Path) -> Path:
     """The nearest folder from ``directory`` up to the git root holding project-local code."""
     home = Path.home().resolve()
     if worktree != directory and worktree in directory.parents:
-        candidates = [directory, *[p for p in directory.parents if p == worktree or worktree in p.parents]]
+        candidates = [
+            directory,
+            *[p for p in directory.parents if p == worktree or worktree in p.parents],
+        ]
     else:
         candidates = [directory]
     for candidate in candidates:
@@ -67,10 +70,13 @@ def project_root(directory: Path, worktree: Path) -> Path:
 
 
 def project_folders(project: Path) -> list[Folder]:
-    folders = [Folder("project", project / ".agents" / "plugins", "plugins")]
+    """Project plugins (unless the project is HOME, whose ``.agents`` is already loaded)
+    and project tool folders."""
+    plugins = [Folder("project", project / ".agents" / "plugins", "plugins")]
     if project.resolve() == Path.home().resolve():
-        folders = []
-    return folders + [
+        plugins = []
+    return [
+        *plugins,
         Folder("project-tool", project / ".tui-agent" / "tools", "tools"),
         Folder("project-tool", project / ".tui-agent" / "tool", "tools"),
     ]
@@ -89,7 +95,11 @@ def python_files(folder: Path) -> list[Path]:
     """``*.py`` in a folder, sorted by name; ``_private.py`` and dot files are skipped."""
     try:
         return sorted(
-            (p for p in folder.iterdir() if p.suffix == ".py" and p.name[0] not in "._" and p.is_file()),
+            (
+                p
+                for p in folder.iterdir()
+                if p.suffix == ".py" and p.name[0] not in "._" and p.is_file()
+            ),
             key=lambda p: p.name,
         )
     except OSError:
@@ -154,7 +164,9 @@ def import_plugins(folders: Iterable[Folder], report: LoadReport) -> None:
             exec_file(file, origin(folder, file), report)
 
 
-def run_setups(session: Session, registrations: Iterable[config_module.Registration], report: LoadReport) -> None:
+def run_setups(
+    session: Session, registrations: Iterable[config_module.Registration], report: LoadReport
+) -> None:
     """Call each setup with the session; one that raises is rolled back and reported."""
     for registration in registrations:
         label, path = registration.origin, registration.path

@@ -6,6 +6,7 @@ new one. ``to_json()`` gives the JSON-schema property dict sent to the model.
 
 from __future__ import annotations
 
+import builtins
 import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,31 +23,31 @@ class Schema:
         self._json = dict(json_schema)
         self._optional = optional
 
-    def _with(self, optional: bool | None = None, **keys: Any) -> Schema:
+    def _with(self, keys: Mapping[str, Any], optional: bool | None = None) -> Schema:
         data = copy.deepcopy(self._json)
         data.update(keys)
         return Schema(data, self._optional if optional is None else optional)
 
     def describe(self, text: str) -> Schema:
-        return self._with(description=text)
+        return self._with({"description": text})
 
     def optional(self) -> Schema:
-        return self._with(optional=True)
+        return self._with({}, optional=True)
 
     def default(self, value: Any) -> Schema:
-        return self._with(optional=True, default=value)
+        return self._with({"default": value}, optional=True)
 
     def nullable(self) -> Schema:
         kind = self._json.get("type")
         if isinstance(kind, str):
-            return self._with(type=[kind, "null"])
+            return self._with({"type": [kind, "null"]})
         return self
 
     def min(self, value: float) -> Schema:
-        return self._with(**{_bound(self._json, "min"): value})
+        return self._with({_bound(self._json, "min"): value})
 
     def max(self, value: float) -> Schema:
-        return self._with(**{_bound(self._json, "max"): value})
+        return self._with({_bound(self._json, "max"): value})
 
     @property
     def is_optional(self) -> bool:
@@ -59,7 +60,7 @@ class Schema:
         flag = ", optional" if self._optional else ""
         return f"Schema({self._json!r}{flag})"
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: builtins.object) -> bool:
         return (
             isinstance(other, Schema)
             and self._json == other._json
@@ -113,7 +114,7 @@ def array(item: Schema | Mapping[str, Any] | None = None) -> Schema:
     return Schema({"type": "array", "items": property_json(item)[0]})
 
 
-def object(fields: Mapping[str, Schema | Mapping[str, Any]] | None = None) -> Schema:  # noqa: A001
+def object(fields: Mapping[str, Schema | Mapping[str, Any]] | None = None) -> Schema:
     properties: dict[str, Any] = {}
     required: list[str] = []
     for key, value in (fields or {}).items():

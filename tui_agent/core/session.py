@@ -49,7 +49,9 @@ class Session:
         self.id = new_session_id()
         self.yes = yes
         self.flags: dict[str, Any] = {
-            k: v for k, v in {"provider": provider, "model": model, "base_url": base_url}.items() if v
+            k: v
+            for k, v in {"provider": provider, "model": model, "base_url": base_url}.items()
+            if v
         }
         self.trust_flag = trust
         self.toolbox = Toolbox(context_factory=self.tool_context)
@@ -75,11 +77,7 @@ class Session:
     @property
     def needs_trust(self) -> bool:
         """Project code exists and nobody has said yes or no for this folder yet."""
-        return (
-            not self.trusted
-            and trust.decision(self.project) is None
-            and bool(self.project_code)
-        )
+        return not self.trusted and trust.decision(self.project) is None and bool(self.project_code)
 
     def trust(self, remember: bool = True) -> LoadReport:
         """Trust this folder (remembered unless ``remember=False``) and load its code."""

@@ -46,13 +46,19 @@ class ToolSpec:
         return inspect.iscoroutinefunction(self.execute)
 
     def defaults(self) -> dict[str, Any]:
-        return {k: v["default"] for k, v in self.params.items() if isinstance(v, dict) and "default" in v}
+        return {
+            k: v["default"]
+            for k, v in self.params.items()
+            if isinstance(v, dict) and "default" in v
+        }
 
     def handler(self) -> Callable[..., Any]:
         """A toolbox handler ``(args, context)``; sync stays sync so the toolbox threads it."""
         defaults = self.defaults()
 
-        def prepare(args: Mapping[str, Any], context: ToolContext) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        def prepare(
+            args: Mapping[str, Any], context: ToolContext
+        ) -> tuple[tuple[Any, ...], dict[str, Any]]:
             filled = {**defaults, **args}
             if not self.inferred:
                 return ((filled, context) if self.with_context else (filled,)), {}
@@ -81,7 +87,9 @@ class ToolSpec:
 
 
 def _is_context_annotation(annotation: Any) -> bool:
-    return annotation is ToolContext or (isinstance(annotation, str) and "ToolContext" in annotation)
+    return annotation is ToolContext or (
+        isinstance(annotation, str) and "ToolContext" in annotation
+    )
 
 
 def _json_default(value: Any) -> bool:
@@ -173,7 +181,9 @@ def _infer(fn: Execute) -> tuple[dict[str, Any], list[str], frozenset[str], bool
         prop = type_schema(annotation)
         if param.default is not _NO_DEFAULT:
             if _json_default(param.default) and param.default is not None:
-                prop["default"] = list(param.default) if isinstance(param.default, tuple) else param.default
+                prop["default"] = (
+                    list(param.default) if isinstance(param.default, tuple) else param.default
+                )
         else:
             required.append(param.name)
         params[param.name] = prop
@@ -181,9 +191,7 @@ def _infer(fn: Execute) -> tuple[dict[str, Any], list[str], frozenset[str], bool
     return params, required, frozenset(names), var_kwargs, context_param
 
 
-def _build(
-    fn: Execute, description: str | None, args: Mapping[str, Any] | None
-) -> ToolSpec:
+def _build(fn: Execute, description: str | None, args: Mapping[str, Any] | None) -> ToolSpec:
     if not callable(fn):
         raise TypeError(f"tool execute must be callable, not {type(fn).__name__}")
     text = description if description is not None else inspect.getdoc(fn) or ""
@@ -215,7 +223,7 @@ def _build(
         takes_var_kwargs=var_kwargs,
         context_param=context_param,
     )
-    functools.update_wrapper(spec, fn, updated=())  # type: ignore[arg-type]
+    functools.update_wrapper(spec, fn, updated=())
     return spec
 
 

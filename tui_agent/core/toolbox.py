@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
@@ -28,9 +28,7 @@ def _accepts_context(handler: Handler) -> bool:
         params = list(inspect.signature(handler).parameters.values())
     except (TypeError, ValueError):
         return False
-    positional = [
-        p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if any(p.kind is p.VAR_POSITIONAL for p in params):
         return True
     return len(positional) >= 2
@@ -406,5 +404,3 @@ class Toolbox:
 async def _maybe_await(value: Any) -> None:
     if inspect.isawaitable(value):
         await value
-
-

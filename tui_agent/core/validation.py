@@ -56,7 +56,8 @@ def _to_s(value: Any) -> str:
 
 def _message(error: ValidationError) -> str:
     at = _pointer(error.absolute_path)
-    kind, value = error.validator, error.validator_value
+    kind: Any = error.validator
+    value: Any = error.validator_value
     simple: dict[str, Callable[[], str]] = {
         "enum": lambda: f"value at {at} is not one of: {_inspect(value)}",
         "const": lambda: f"value at {at} is not: {_to_s(value)}",
@@ -90,9 +91,7 @@ def _message(error: ValidationError) -> str:
         "unevaluatedProperties": lambda: (
             f"object properties at {at} do not match `unevaluatedProperties` schema"
         ),
-        "unevaluatedItems": lambda: (
-            f"array items at {at} do not match `unevaluatedItems` schema"
-        ),
+        "unevaluatedItems": lambda: f"array items at {at} do not match `unevaluatedItems` schema",
     }
     if kind == "type":
         if isinstance(value, str) and value in _TYPE_WORDS:
@@ -109,7 +108,7 @@ def _message(error: ValidationError) -> str:
         )
     if kind in simple:
         return simple[kind]()
-    if kind is None or kind is False:
+    if not isinstance(kind, str):
         return f"value at {at} does not match schema"
     return f"value at {at} does not match `{kind}` schema"
 

@@ -1,0 +1,487 @@
+"""SPEC §2: every rule of the toolbox table and the run order."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Any
+
+import pytest
+
+from tui_agent import PermissionDenied, Result, Toolbox, ToolContext
+
+
+def make_wc(toolbox: Toolbox) -> list[Any]:
+    calls: list[Any] = []
+
+    @toolbox.add(
+        "wc",
+        description="Count",
+        params={"path": {"type": "string", "description": "File"}},
+        required=["path"],
+        aliases=["count"],
+    )
+    def count(args: dict[str, Any]) -> dict[str, Any]:
+        calls.append(args)
+        return {"lines": 2}
+
+    return calls
+
+
+async def test_decorator_form_returns_the_function_and_registers() -> None:
+    toolbox = Toolbox()
+
+    @toolbox.add("t", description="d")
+    def handler(args: dict[str, Any]) -> dict[str, Any]:
+        return {"x": 1}
+
+    assert handler({}) == {"x": 1}
+    assert toolbox.tools["t"].handler is handler
+    assert (await toolbox.run("t", {})).to_dict() == {"x": 1, "ok": True}
+
+
+def test_direct_form_and_tool_fields() -> None:
+    toolbox = Toolbox()
+    tool = toolbox.add(
+        "wc",
+        description="Count",
+        params={"path": {"type": "string"}},
+        required=["path"],
+        aliases=["count", "c"],
+        handler=lambda a: {},
+    )
+    assert toolbox.tools == {"wc": tool}
+    assert (tool.name, tool.description, tool.params, tool.required, tool.aliases, tool.source) == (
+        "wc",
+        "Count",
+        {"path": {"type": "string"}},
+        ["path"],
+        ["count", "c"],
+        "api",
+    )
+    assert tool.schema == {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    }
+    assert toolbox.aliases == {"count": "wc", "c": "wc"}
+
+
+def test_definitions_match_openai_shape_and_never_send_aliases() -> None:
+    toolbox = Toolbox()
+    make_wc(toolbox)
+    toolbox.add("noargs", description="Nothing", handler=lambda a: {})
+    assert toolbox.definitions() == [
+        {
+            "type": "function",
+            "function": {
+                "name": "wc",
+                "description": "Count",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"path": {"type": "string", "description": "File"}},
+                    "required": ["path"],
+                },
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "noargs",
+                "description": "Nothing",
+                "parameters": {"type": "object", "properties": {}, "required": []},
+            },
+        },
+    ]
+    assert "count" not in str(toolbox.definitions())
+
+
+async def test_same_name_replaces_tool_and_its_aliases() -> None:
+    toolbox = Toolbox()
+    make_wc(toolbox)
+    toolbox.add("wc", description="New", aliases=["tally"], handler=lambda a: {"new": True})
+    assert list(toolbox.tools) == ["wc"]
+    assert toolbox.tools["wc"].description == "New"
+    assert toolbox.aliases == {"tally": "wc"}
+    assert (await toolbox.run("wc", {})).to_dict() == {"new": True, "ok": True}
+    unknown = await toolbox.run("count", {})
+    assert unknown.error == 'unknown tool: "count". Available: wc'
+
+
+async def test_alias_resolves_to_tool() -> None:
+    toolbox = Toolbox()
+    calls = make_wc(toolbox)
+    result = await toolbox.run("count", {"path": "a"})
+    assert result.ok and result["lines"] == 2
+    assert calls == [{"path": "a"}]
+
+
+async def test_unknown_tool_lists_available_sorted_and_runs_no_hook() -> None:
+    toolbox = Toolbox()
+    ran: list[str] = []
+    toolbox.add("zeta", handler=lambda a: {})
+    toolbox.add("alpha", handler=lambda a: {})
+    toolbox.before(lambda a, tool_name: ran.append(tool_name))
+    result = await toolbox.run("nope", {"x": 1})
+    assert result.to_dict() == {
+        "error": 'unknown tool: "nope". Available: alpha, zeta',
+        "ok": False,
+    }
+    assert ran == []
+
+
+def test_tool_for_follows_aliases_and_gives_a_stand_in() -> None:
+    toolbox = Toolbox()
+    make_wc(toolbox)
+    assert toolbox.tool_for("count") is toolbox.tools["wc"]
+    assert toolbox.tool_for("wc") is toolbox.tools["wc"]
+    stand_in = toolbox.tool_for("grep")
+    assert stand_in.name == "grep?"
+    assert "grep?" not in toolbox.tools and "grep" not in toolbox.tools
+
+
+HOOK_FORMS = ["decorator", "decorator_empty", "bare", "direct", "direct_global"]
+
+
+@pytest.mark.parametrize("form", HOOK_FORMS)
+async def test_hook_registration_forms(form: str) -> None:
+    toolbox = Toolbox()
+    make_wc(toolbox)
+    seen: list[Any] = []
+    if form == "decorator":
+
+        @toolbox.before("wc")
+        def hook(args: dict[str, Any]) -> None:
+            seen.append(("tool", args))
+
+        key = "wc"
+    elif form == "decorator_empty":
+
+        @toolbox.before()
+        def hook2(args: dict[str, Any], tool_name: str) -> None:
+            seen.append(("global", tool_name))
+
+        key = "*"
+    elif form == "bare":
+
+        @toolbox.before
+        def hook3(args: dict[str, Any], tool_name: str) -> None:
+            seen.append(("global", tool_name))
+
+        key = "*"
+    elif form == "direct":
+        toolbox.before("wc", lambda args: seen.append(("tool", args)))
+        key = "wc"
+    else:
+        toolbox.before(None, lambda args, tool_name: seen.append(("global", tool_name)))
+        key = "*"
+    assert len(toolbox.hooks["before"][key]) == 1
+    await toolbox.run("count", {"path": "p"})
+    assert seen == ([("tool", {"path": "p"})] if key == "wc" else [("global", "wc")])
+
+
+async def test_run_order_for_one_call() -> None:
+    toolbox = Toolbox()
+    order: list[str] = []
+
+    def handler(args: dict[str, Any]) -> dict[str, Any]:
+        order.append("handler")
+        return {"done": True}
+
+    toolbox.add("t", handler=handler, aliases=["alias"])
+    toolbox.after("t", lambda a, r: order.append("after t 1"))
+    toolbox.after(lambda a, r, tool_name: order.append("after * 1"))
+    toolbox.before("t", lambda a: order.append("before t 1"))
+    toolbox.before(lambda a, tool_name: order.append("before * 1"))
+    toolbox.before("t", lambda a: order.append("before t 2"))
+    toolbox.before(lambda a, tool_name: order.append("before * 2"))
+    toolbox.after(lambda a, r, tool_name: order.append("after * 2"))
+    toolbox.after("t", lambda a, r: order.append("after t 2"))
+    await toolbox.run("alias", {})
+    assert order == [
+        "before * 1",
+        "before * 2",
+        "before t 1",
+        "before t 2",
+        "handler",
+        "after * 1",
+        "after * 2",
+        "after t 1",
+        "after t 2",
+    ]
+
+
+async def test_async_hooks_and_async_handler() -> None:
+    toolbox = Toolbox()
+    order: list[str] = []
+
+    async def before(args: dict[str, Any], tool_name: str) -> None:
+        await asyncio.sleep(0)
+        order.append(f"before {tool_name}")
+
+    async def handler(args: dict[str, Any]) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        order.append("handler")
+        return {"v": 1}
+
+    async def after(args: dict[str, Any], result: dict[str, Any]) -> None:
+        order.append(f"after {result}")
+
+    toolbox.add("t", handler=handler)
+    toolbox.before(before)
+    toolbox.after("t", after)
+    result = await toolbox.run("t", {})
+    assert result.to_dict() == {"v": 1, "ok": True}
+    assert order == ["before t", "handler", "after {'v': 1}"]
+
+
+async def test_hook_return_values_are_ignored() -> None:
+    toolbox = Toolbox()
+    toolbox.add("t", handler=lambda a: {"v": 1})
+    toolbox.before("t", lambda a: {"error": "ignored"})
+    toolbox.after("t", lambda a, r: {"replaced": True})
+    assert (await toolbox.run("t", {})).to_dict() == {"v": 1, "ok": True}
+
+
+@pytest.mark.parametrize(
+    ("exc", "message"),
+    [
+        (RuntimeError("refusing to run rm"), "refusing to run rm"),
+        (PermissionDenied("Permission denied: t"), "Permission denied: t"),
+        (ValueError(), "ValueError"),
+    ],
+)
+@pytest.mark.parametrize("where", ["global", "tool"])
+async def test_raising_before_hook_stops_the_call(exc: Exception, message: str, where: str) -> None:
+    toolbox = Toolbox()
+    ran: list[str] = []
+    toolbox.add("t", aliases=["a"], handler=lambda a: ran.append("handler"))
+
+    def raiser(*args: Any, **kwargs: Any) -> None:
+        raise exc
+
+    toolbox.before(None if where == "global" else "t", raiser)
+    toolbox.after(lambda a, r, tool_name: ran.append("after"))
+    result = await toolbox.run("a", {"k": 1})
+    assert result.to_dict() == {"error": message, "name": "a", "args": {"k": 1}, "ok": False}
+    assert ran == []
+
+
+async def test_after_hooks_get_raw_dict_and_run_on_error_dicts() -> None:
+    toolbox = Toolbox()
+    seen: list[Any] = []
+    toolbox.add("t", handler=lambda a: {"error": "not found: x"})
+    toolbox.after(lambda a, r, tool_name: seen.append(("*", dict(r), tool_name)))
+    toolbox.after("t", lambda a, r: seen.append(("t", dict(r))))
+    result = await toolbox.run("t", {})
+    assert seen == [("*", {"error": "not found: x"}, "t"), ("t", {"error": "not found: x"})]
+    assert result.to_dict() == {"error": "not found: x", "ok": False}
+
+
+async def test_hooks_match_real_name_never_alias() -> None:
+    toolbox = Toolbox()
+    seen: list[str] = []
+    toolbox.add("execute", aliases=["bash"], handler=lambda a: {})
+    toolbox.before("bash", lambda a: seen.append("alias hook"))
+    toolbox.before("execute", lambda a: seen.append("real hook"))
+    toolbox.before(lambda a, tool_name: seen.append(f"global sees {tool_name}"))
+    await toolbox.run("bash", {})
+    assert seen == ["global sees execute", "real hook"]
+
+
+async def test_tool_to_tool_call_goes_through_validation_and_hooks() -> None:
+    toolbox = Toolbox()
+    seen: list[str] = []
+
+    @toolbox.add("execute", params={"command": {"type": "string"}}, required=["command"])
+    def execute(args: dict[str, Any]) -> dict[str, Any]:
+        seen.append(f"execute {args['command']}")
+        return {"output": "ok"}
+
+    @toolbox.before("execute")
+    def refuse_rm(args: dict[str, Any]) -> None:
+        if "rm" in args["command"]:
+            raise RuntimeError("refusing to run rm")
+
+    @toolbox.add("glob", params={"pattern": {"type": "string"}})
+    async def glob(args: dict[str, Any]) -> dict[str, Any]:
+        inner = await toolbox.run("execute", {"command": args["pattern"]})
+        bad = await toolbox.run("execute", {"command": 5})
+        return {"inner": inner.to_dict(), "bad": bad.error}
+
+    result = await toolbox.run("glob", {"pattern": "rm -rf x"})
+    assert result["inner"] == {
+        "error": "refusing to run rm",
+        "name": "execute",
+        "args": {"command": "rm -rf x"},
+        "ok": False,
+    }
+    assert result["bad"] == "value at `/command` is not a string"
+    assert seen == []
+    ok = await toolbox.run("glob", {"pattern": "ls"})
+    assert ok["inner"] == {"output": "ok", "ok": True}
+    assert seen == ["execute ls"]
+
+
+async def test_sync_handler_runs_off_the_event_loop_thread() -> None:
+    toolbox = Toolbox()
+    threads: dict[str, int] = {}
+    release = threading.Event()
+
+    def slow(args: dict[str, Any]) -> dict[str, Any]:
+        threads["handler"] = threading.get_ident()
+        release.wait(5)
+        return {"done": True}
+
+    async def quick(args: dict[str, Any]) -> dict[str, Any]:
+        threads["async"] = threading.get_ident()
+        return {}
+
+    toolbox.add("slow", handler=slow)
+    toolbox.add("quick", handler=quick)
+    task = asyncio.create_task(toolbox.run("slow", {}))
+    # The loop stays free while the sync handler blocks: another call completes first.
+    await asyncio.sleep(0.05)
+    assert (await toolbox.run("quick", {})).ok
+    assert not task.done()
+    release.set()
+    assert (await task).to_dict() == {"done": True, "ok": True}
+    loop_thread = threading.get_ident()
+    assert threads["handler"] != loop_thread
+    assert threads["async"] == loop_thread
+
+
+async def test_handler_exception_becomes_failure_with_logged_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    toolbox = Toolbox()
+
+    def broken(args: dict[str, Any]) -> dict[str, Any]:
+        raise KeyError("path")
+
+    toolbox.add("t", aliases=["tt"], handler=broken)
+    with caplog.at_level(logging.WARNING, logger="tui_agent"):
+        result = await toolbox.run("tt", {"path": "x"})
+    assert result.to_dict() == {"error": "'path'", "name": "tt", "args": {"path": "x"}, "ok": False}
+    record = next(r for r in caplog.records if r.name == "tui_agent.toolbox")
+    assert record.levelno == logging.WARNING
+    assert record.exc_info is not None and record.exc_info[0] is KeyError
+    assert "broken" in caplog.text
+
+
+async def test_after_hook_exception_is_a_failure() -> None:
+    toolbox = Toolbox()
+    toolbox.add("t", handler=lambda a: {"v": 1})
+
+    def explode(args: dict[str, Any], raw: dict[str, Any]) -> None:
+        raise RuntimeError("after broke")
+
+    toolbox.after("t", explode)
+    result = await toolbox.run("t", {})
+    assert result.to_dict() == {"error": "after broke", "name": "t", "args": {}, "ok": False}
+
+
+async def test_sys_exit_in_a_handler_does_not_escape() -> None:
+    toolbox = Toolbox()
+
+    def leave(args: dict[str, Any]) -> None:
+        raise SystemExit(3)
+
+    toolbox.add("t", handler=leave)
+    result = await toolbox.run("t", {})
+    assert not result.ok and result.error == "3"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"a": 1}, {"a": 1, "ok": True}),
+        ("text", {"output": "text", "ok": True}),
+        (3, {"output": 3, "ok": True}),
+        ([1, 2], {"output": [1, 2], "ok": True}),
+        (None, {"output": None, "ok": True}),
+        (True, {"output": True, "ok": True}),
+        ({"error": "bad"}, {"error": "bad", "ok": False}),
+        ({"error": None, "v": 1}, {"error": None, "v": 1, "ok": True}),
+        ({"ok": False, "v": 1}, {"v": 1, "ok": True}),
+    ],
+)
+async def test_return_values_are_wrapped(value: Any, expected: dict[str, Any]) -> None:
+    toolbox = Toolbox()
+    toolbox.add("t", handler=lambda a: value)
+    assert (await toolbox.run("t", {})).to_dict() == expected
+
+
+async def test_context_is_passed_to_two_argument_handlers() -> None:
+    seen: list[Any] = []
+    toolbox = Toolbox(context_factory=lambda: ToolContext(session_id="factory", directory="/tmp"))
+    toolbox.add("one", handler=lambda args: {"n": len(args)})
+    toolbox.add("two", handler=lambda args, context: seen.append(context))
+
+    async def two_async(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        seen.append(context)
+        return {}
+
+    toolbox.add("two_async", handler=two_async)
+    given = ToolContext(session_id="s1", call_id="c1", directory="/tmp")
+    assert (await toolbox.run("one", {"a": 1}, given)).to_dict() == {"n": 1, "ok": True}
+    await toolbox.run("two", {}, given)
+    await toolbox.run("two_async", {})
+    assert seen[0] is given
+    assert seen[1].session_id == "factory"
+
+
+async def test_caller_args_are_not_mutated_by_hooks() -> None:
+    toolbox = Toolbox()
+    toolbox.add("t", handler=lambda a: {"seen": dict(a)})
+    toolbox.before("t", lambda a: a.update(injected=True))
+    args = {"x": 1}
+    result = await toolbox.run("t", args)
+    assert result["seen"] == {"x": 1, "injected": True}
+    assert args == {"x": 1}
+
+
+async def test_listeners_follow_changes_and_calls() -> None:
+    toolbox = Toolbox()
+    events: list[tuple[str, str]] = []
+    unsubscribe = toolbox.listen(lambda e: events.append((e.kind, e.name)))
+    toolbox.add("t", handler=lambda a: {})
+    toolbox.before("t", lambda a: None)
+    await toolbox.run("t", {})
+    assert events == [("tools", "t"), ("hooks", "t"), ("call_started", "t"), ("call_finished", "t")]
+    assert toolbox.stats["t"].calls == 1 and toolbox.stats["t"].last_result == Result({})
+    unsubscribe()
+    toolbox.add("u", handler=lambda a: {})
+    assert len(events) == 4
+
+
+def test_hooks_for_counts_global_and_tool_hooks() -> None:
+    toolbox = Toolbox()
+    toolbox.add("t", handler=lambda a: {})
+    toolbox.before(lambda a, tool_name: None)
+    toolbox.before("t", lambda a: None)
+    toolbox.after("other", lambda a, r: None)
+    assert toolbox.hooks_for("t") == (2, 0)
+    assert toolbox.hooks_for("other") == (1, 1)
+
+
+@pytest.mark.parametrize("bad", ["", None, 3])
+def test_bad_tool_names_are_rejected(bad: Any) -> None:
+    with pytest.raises(ValueError):
+        Toolbox().add(bad, handler=lambda a: {})
+
+
+def test_result_is_a_read_only_mapping() -> None:
+    result = Result({"lines": 2})
+    assert dict(result) == {"lines": 2, "ok": True}
+    assert result.ok and result.error is None
+    with pytest.raises(TypeError):
+        result["lines"] = 3  # type: ignore[index]
+    failure = Result({"error": "nope", "path": object()})
+    assert not failure.ok and failure.error == "nope"
+    plain = failure.to_dict()
+    assert isinstance(plain["path"], str)
+    import json
+
+    assert json.loads(json.dumps(plain))["ok"] is False

@@ -1,0 +1,268 @@
+"""Validation messages use json_schemer's wording, one per problem, joined by ", "."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tui_agent import Toolbox
+from tui_agent.core.validation import compile_validator, object_schema
+
+CASES: list[tuple[str, dict[str, Any], list[str], Any, str]] = [
+    ("string", {"path": {"type": "string"}}, [], {"path": 1}, "value at `/path` is not a string"),
+    ("integer", {"n": {"type": "integer"}}, [], {"n": "1"}, "value at `/n` is not an integer"),
+    (
+        "integer float",
+        {"n": {"type": "integer"}},
+        [],
+        {"n": 1.5},
+        "value at `/n` is not an integer",
+    ),
+    ("number", {"n": {"type": "number"}}, [], {"n": "x"}, "value at `/n` is not a number"),
+    ("boolean", {"b": {"type": "boolean"}}, [], {"b": 0}, "value at `/b` is not a boolean"),
+    ("array", {"a": {"type": "array"}}, [], {"a": "x"}, "value at `/a` is not an array"),
+    ("object", {"o": {"type": "object"}}, [], {"o": []}, "value at `/o` is not an object"),
+    ("null", {"z": {"type": "null"}}, [], {"z": 0}, "value at `/z` is not null"),
+    (
+        "type list",
+        {"v": {"type": ["string", "null"]}},
+        [],
+        {"v": 1},
+        'value at `/v` is not one of the types: ["string", "null"]',
+    ),
+    (
+        "required",
+        {"path": {"type": "string"}, "mode": {"type": "string"}},
+        ["path", "mode"],
+        {},
+        "object at root is missing required properties: path, mode",
+    ),
+    (
+        "required one",
+        {"path": {"type": "string"}, "mode": {"type": "string"}},
+        ["path", "mode"],
+        {"path": "x"},
+        "object at root is missing required properties: mode",
+    ),
+    (
+        "enum",
+        {"mode": {"type": "string", "enum": ["a", "b"]}},
+        [],
+        {"mode": "c"},
+        'value at `/mode` is not one of: ["a", "b"]',
+    ),
+    ("const", {"c": {"const": "a"}}, [], {"c": "b"}, "value at `/c` is not: a"),
+    ("minimum", {"n": {"minimum": 1}}, [], {"n": 0}, "number at `/n` is less than: 1"),
+    ("maximum", {"n": {"maximum": 10}}, [], {"n": 11}, "number at `/n` is greater than: 10"),
+    (
+        "exclusiveMinimum",
+        {"n": {"exclusiveMinimum": 1}},
+        [],
+        {"n": 1},
+        "number at `/n` is less than or equal to: 1",
+    ),
+    (
+        "exclusiveMaximum",
+        {"n": {"exclusiveMaximum": 5}},
+        [],
+        {"n": 5},
+        "number at `/n` is greater than or equal to: 5",
+    ),
+    (
+        "multipleOf",
+        {"n": {"multipleOf": 2}},
+        [],
+        {"n": 3},
+        "number at `/n` is not a multiple of: 2",
+    ),
+    (
+        "minLength",
+        {"s": {"minLength": 3}},
+        [],
+        {"s": "ab"},
+        "string length at `/s` is less than: 3",
+    ),
+    (
+        "maxLength",
+        {"s": {"maxLength": 1}},
+        [],
+        {"s": "ab"},
+        "string length at `/s` is greater than: 1",
+    ),
+    (
+        "pattern",
+        {"s": {"pattern": "^a"}},
+        [],
+        {"s": "b"},
+        "string at `/s` does not match pattern: ^a",
+    ),
+    ("minItems", {"a": {"minItems": 1}}, [], {"a": []}, "array size at `/a` is less than: 1"),
+    (
+        "maxItems",
+        {"a": {"maxItems": 1}},
+        [],
+        {"a": [1, 2]},
+        "array size at `/a` is greater than: 1",
+    ),
+    (
+        "uniqueItems",
+        {"a": {"uniqueItems": True}},
+        [],
+        {"a": [1, 1]},
+        "array items at `/a` are not unique",
+    ),
+    (
+        "items",
+        {"a": {"type": "array", "items": {"type": "string"}}},
+        [],
+        {"a": ["x", 2]},
+        "value at `/a/1` is not a string",
+    ),
+    (
+        "nested required",
+        {"o": {"type": "object", "required": ["k"]}},
+        [],
+        {"o": {}},
+        "object at `/o` is missing required properties: k",
+    ),
+    (
+        "nested property",
+        {"o": {"type": "object", "properties": {"k": {"type": "integer"}}}},
+        [],
+        {"o": {"k": "x"}},
+        "value at `/o/k` is not an integer",
+    ),
+    (
+        "minProperties",
+        {"o": {"minProperties": 1}},
+        [],
+        {"o": {}},
+        "object size at `/o` is less than: 1",
+    ),
+    (
+        "anyOf",
+        {"v": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+        [],
+        {"v": 1.5},
+        "value at `/v` does not match any `anyOf` schemas",
+    ),
+    (
+        "oneOf",
+        {"v": {"oneOf": [{"type": "number"}, {"type": "integer"}]}},
+        [],
+        {"v": 1},
+        "value at `/v` does not match exactly one `oneOf` schema",
+    ),
+    (
+        "not",
+        {"v": {"not": {"type": "string"}}},
+        [],
+        {"v": "x"},
+        "value at `/v` matches `not` schema",
+    ),
+    (
+        "additionalProperties false",
+        {"o": {"type": "object", "properties": {}, "additionalProperties": False}},
+        [],
+        {"o": {"x": 1}},
+        "object property at `/o/x` is not defined and schema does not allow additional properties",
+    ),
+    (
+        "format",
+        {"e": {"format": "email"}},
+        [],
+        {"e": "nope"},
+        "value at `/e` does not match format: email",
+    ),
+    (
+        "pointer escaping",
+        {"a/b": {"type": "string"}},
+        [],
+        {"a/b": 1},
+        "value at `/a~1b` is not a string",
+    ),
+    ("args not an object", {}, [], ["x"], "value at root is not an object"),
+    (
+        "several joined",
+        {"path": {"type": "string"}, "n": {"type": "integer"}},
+        ["path", "n"],
+        {"n": "x"},
+        "value at `/n` is not an integer, object at root is missing required properties: path",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "params", "required", "args", "message"), CASES, ids=[c[0] for c in CASES]
+)
+def test_message_wording(
+    label: str, params: dict[str, Any], required: list[str], args: Any, message: str
+) -> None:
+    validator = compile_validator("t", object_schema(params, required))
+    assert validator.error(args) == message
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{}, {"path": "x"}, {"path": "x", "extra": [1, 2]}, {"n": 3, "path": "p", "unknown": None}],
+)
+def test_valid_args_and_extras_pass(args: dict[str, Any]) -> None:
+    validator = compile_validator(
+        "t", object_schema({"path": {"type": "string"}, "n": {"type": "integer"}}, [])
+    )
+    assert validator.error(args) is None
+
+
+async def test_toolbox_returns_validation_error_without_running_anything() -> None:
+    toolbox = Toolbox()
+    ran: list[str] = []
+    toolbox.add(
+        "wc",
+        params={"path": {"type": "string"}},
+        required=["path"],
+        handler=lambda a: ran.append("h"),
+    )
+    toolbox.before(None, lambda a, tool_name: ran.append("global"))
+    toolbox.before("wc", lambda a: ran.append("before"))
+    toolbox.after("wc", lambda a, r: ran.append("after"))
+    result = await toolbox.run("wc", {"path": 3})
+    assert result.to_dict() == {"error": "value at `/path` is not a string", "ok": False}
+    assert ran == []
+
+
+async def test_none_args_count_as_empty_object() -> None:
+    toolbox = Toolbox()
+    toolbox.add("t", params={"x": {"type": "string"}}, required=["x"], handler=lambda a: a)
+    result = await toolbox.run("t", None)
+    assert result.error == "object at root is missing required properties: x"
+    toolbox.add("free", handler=lambda a: {"got": a})
+    assert (await toolbox.run("free", None)).to_dict() == {"got": {}, "ok": True}
+
+
+@pytest.mark.parametrize(
+    ("params", "required", "fragment"),
+    [
+        ({"path": {"type": "strin"}}, [], "properties/path"),
+        ({"n": {"minimum": "one"}}, [], "minimum"),
+        ({"path": "string"}, [], "properties/path"),
+        ({"path": {"type": "string"}}, [3], "required"),
+    ],
+)
+def test_invalid_schema_raises_value_error_naming_tool(
+    params: dict[str, Any], required: list[Any], fragment: str
+) -> None:
+    toolbox = Toolbox()
+    with pytest.raises(ValueError) as info:
+        toolbox.add("broken_tool", params=params, required=required, handler=lambda a: a)
+    assert "broken_tool" in str(info.value)
+    assert fragment in str(info.value)
+    assert "broken_tool" not in toolbox.tools
+
+
+def test_validator_compiled_once_per_tool() -> None:
+    toolbox = Toolbox()
+    tool = toolbox.add("t", params={"x": {"type": "string"}}, handler=lambda a: a)
+    first = tool._validator
+    assert first is not None
+    assert toolbox.tools["t"]._validator is first
