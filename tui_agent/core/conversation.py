@@ -30,3 +30,21 @@ class Conversation:
 
     def __getitem__(self, index: int) -> Message:
         return self.messages[index]
+
+
+def missing_tool_results(messages: list[Message]) -> list[tuple[str, str]]:
+    """``(call id, tool name)`` of calls in the last assistant message that have no result."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.get("role") == "assistant":
+            answered = {
+                m.get("tool_call_id") for m in messages[index + 1 :] if m.get("role") == "tool"
+            }
+            return [
+                (call["id"], call.get("function", {}).get("name", ""))
+                for call in message.get("tool_calls") or []
+                if call.get("id") not in answered
+            ]
+        if message.get("role") == "user":
+            return []
+    return []

@@ -11,8 +11,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import asyncio
+from collections.abc import Callable
+
 from . import config as config_module
+from . import journal as journal_module
 from . import plugins, trust
+from .agent import Agent
+from .approval import ApprovalRequest, Approver, Decision, headless_approver
+from .events import EventBus
+from .prompt import system_prompt
+from .providers import BUILTIN, Provider, ProviderError
 from .commands import Commands, parse_command
 from .config import Config
 from .context import ToolContext, find_worktree
@@ -63,6 +72,13 @@ class Session:
         self.problems: list[LoadProblem] = []
         self.skipped: list[Path] = []
         self._modules: list[str] = []
+        self.events = EventBus()
+        self.approver: Approver = headless_approver(yes)
+        self.tool_filters: list[Callable[[str], bool]] = []
+        self.journal = journal_module.Journal(self.id, self.directory)
+        self.agent = Agent(self)
+        self._provider: Provider | None = None
+        self._turn: asyncio.Task[str] | None = None
 
     # -- trust ------------------------------------------------------------------------------
 
@@ -136,6 +152,8 @@ class Session:
         plugins.forget_modules(self._modules)
         self.config = config
         self.providers = plugins.provider_registrations(config)
+        self._provider = None
+        self.tool_filters.clear()
         self.toolbox.clear()
         self.toolbox.stats.clear()
         self.commands.clear()
@@ -146,6 +164,104 @@ class Session:
         for problem in report.problems:
             log.warning("load problem: %s", problem)
         return report
+
+    # -- provider ---------------------------------------------------------------------------
+
+    @property
+    def provider(self) -> Provider:
+        """The LLM provider in use (plugins' ``config.provider`` entries beat the built-ins)."""
+        if self._provider is None:
+            name = self.provider_name
+            registration = self.providers.get(name)
+            factory = registration.fn if registration is not None else BUILTIN.get(name)
+            if factory is None:
+                known = ", ".join(sorted({*BUILTIN, *self.providers}))
+                raise ProviderError(f"unknown provider {name!r}. Known providers: {known}")
+            self._provider = factory(dict(self.config.settings))
+        return self._provider
+
+    def set_model(self, model: str | None = None, provider: str | None = None) -> None:
+        """Switch model and/or provider for the rest of the session."""
+        if model:
+            self.flags["model"] = model
+            self.config.settings["model"] = model
+        if provider:
+            self.flags["provider"] = provider
+            self.config.settings["provider"] = provider
+        self._provider = None
+
+    # -- approvals --------------------------------------------------------------------------
+
+    async def ask(self, request: ApprovalRequest) -> Decision:
+        """Ask the user (the TUI's dialog, or the headless policy) about one tool call."""
+        return await self.approver(request)
+
+    # -- conversation -----------------------------------------------------------------------
+
+    def record(self, message: dict[str, Any]) -> None:
+        """Append a message to the conversation and the journal (flushed at once)."""
+        self.conversation.append(message)
+        self.journal.append(message)
+
+    def system_prompt(self) -> str:
+        return system_prompt(self.directory, self.worktree)
+
+    def request_messages(self) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": self.system_prompt()}, *self.conversation.messages]
+
+    def offered_tools(self) -> list[dict[str, Any]]:
+        """Definitions sent to the model, minus tools a filter hides (denied outright)."""
+        filters = list(self.tool_filters)
+        return self.toolbox.definitions(exclude=lambda name: any(f(name) for f in filters))
+
+    async def turn(self, prompt: str) -> str:
+        """Run one user turn to the final reply. ``cancel()`` stops it, transcript intact."""
+        self._turn = asyncio.current_task()  # type: ignore[assignment]
+        try:
+            return await self.agent.turn(prompt)
+        finally:
+            self._turn = None
+
+    def cancel(self) -> bool:
+        """Cancel the running turn: the stream closes and running tools are cancelled."""
+        task = self._turn
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    @property
+    def busy(self) -> bool:
+        return self._turn is not None and not self._turn.done()
+
+    def clear(self) -> None:
+        """Forget the conversation; later messages go to a new journal."""
+        self.conversation.clear()
+        self.journal.close()
+        self.id = new_session_id()
+        self.journal = journal_module.Journal(self.id, self.directory)
+
+    def resume(self, session_id: str | None = None) -> bool:
+        """Load a journaled session (the last one of this folder without an id)."""
+        if session_id is None:
+            found = journal_module.list_sessions(self.directory)
+            if not found:
+                return False
+            path = found[0].path
+        else:
+            located = journal_module.find_session(session_id)
+            if located is None:
+                return False
+            path = located
+        messages = journal_module.read_messages(path)
+        self.journal.close()
+        self.id = path.stem
+        self.journal = journal_module.Journal(self.id, self.directory)
+        self.conversation.clear()
+        for message in messages:
+            self.conversation.append(message)
+        self.agent._close_open_calls("interrupted: the session ended before this call finished")
+        return True
 
     # -- running ----------------------------------------------------------------------------
 

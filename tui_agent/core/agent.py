@@ -1,0 +1,193 @@
+"""The agent loop: stream a reply, run its tool calls in order, repeat.
+
+The transcript stays valid for the next request whatever happens: every assistant
+message with tool calls is followed by one ``tool`` message per call, even when a call
+was cancelled or its arguments were not JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import events as ev
+from .conversation import missing_tool_results
+from .providers.base import Provider, ProviderError, Text, Thinking, ToolCall, Usage
+from .result import Result
+
+if TYPE_CHECKING:
+    from .session import Session
+
+log = logging.getLogger("tui_agent.agent")
+
+DEFAULT_MAX_STEPS = 50
+DEFAULT_ATTEMPTS = 5
+DEFAULT_BASE_DELAY = 1.0
+MAX_DELAY = 30.0
+CANCELLED = "cancelled by the user"
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    thinking: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+    error: str | None = None
+
+
+class Agent:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.tokens = ev.UsageUpdate(0, 0, 0)
+        self._pending: Reply | None = None
+
+    def _setting(self, key: str, default: Any) -> Any:
+        value = self.session.config.settings.get(key)
+        return default if value is None else value
+
+    async def turn(self, prompt: str) -> str:
+        session = self.session
+        session.events.emit(ev.TurnStarted(prompt))
+        session.record({"role": "user", "content": prompt})
+        reply_text = ""
+        steps = 0
+        max_steps = int(self._setting("max_steps", DEFAULT_MAX_STEPS))
+        try:
+            while True:
+                if steps >= max_steps:
+                    note = (
+                        f"Stopped after {max_steps} steps (max_steps). Say 'continue' to go on, "
+                        "or raise max_steps in config.toml."
+                    )
+                    session.output.say(note, kind="error")
+                    session.events.emit(ev.TurnFinished(reply_text, error=note, steps=steps))
+                    return reply_text
+                steps += 1
+                reply = await self._reply(session.provider)
+                self._pending = None
+                reply_text = reply.text
+                message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+                if reply.calls:
+                    message["tool_calls"] = [
+                        {
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": call.arguments},
+                        }
+                        for call in reply.calls
+                    ]
+                if reply.text or reply.calls:
+                    session.record(message)
+                if reply.error is not None:
+                    session.output.say(reply.error, kind="error")
+                    session.events.emit(ev.TurnFinished(reply_text, error=reply.error, steps=steps))
+                    return reply_text
+                if not reply.calls:
+                    session.events.emit(ev.TurnFinished(reply_text, steps=steps))
+                    return reply_text
+                for call in reply.calls:
+                    result = await self._run_call(call)
+                    session.record(
+                        {"role": "tool", "tool_call_id": call.id, "content": result.to_json()}
+                    )
+        except asyncio.CancelledError:
+            pending = self._pending
+            if pending is not None and pending.text:
+                session.record({"role": "assistant", "content": pending.text})
+            self._close_open_calls(CANCELLED)
+            session.events.emit(ev.TurnFinished(reply_text, cancelled=True, steps=steps))
+            raise
+
+    def _close_open_calls(self, reason: str) -> None:
+        for call_id, name in missing_tool_results(self.session.conversation.messages):
+            result = Result({"error": reason, "name": name})
+            self.session.record(
+                {"role": "tool", "tool_call_id": call_id, "content": result.to_json()}
+            )
+
+    async def _run_call(self, call: ToolCall) -> Result:
+        session = self.session
+        args: Any
+        try:
+            args = json.loads(call.arguments) if call.arguments.strip() else {}
+            problem = None
+        except ValueError as exc:
+            args, problem = None, f"invalid JSON arguments for {call.name}: {exc}"
+        session.events.emit(
+            ev.ToolCallStarted(call.id, call.name, call.arguments, args if isinstance(args, dict) else None)
+        )
+        started = time.perf_counter()
+        if problem is not None:
+            result = Result({"error": problem})
+        else:
+            context = session.tool_context(call_id=call.id, message_id=call.id)
+            result = await session.toolbox.run(call.name, args, context)
+        session.events.emit(
+            ev.ToolCallFinished(call.id, call.name, result, time.perf_counter() - started)
+        )
+        return result
+
+    async def _reply(self, provider: Provider) -> Reply:
+        """One streamed reply, retrying failures that happen before anything arrived."""
+        attempts = int(self._setting("retry_attempts", DEFAULT_ATTEMPTS))
+        base = float(self._setting("retry_base_delay", DEFAULT_BASE_DELAY))
+        attempt = 0
+        while True:
+            attempt += 1
+            reply = self._pending = Reply()
+            try:
+                await self._stream(provider, reply)
+                return reply
+            except ProviderError as exc:
+                nothing_arrived = not (reply.text or reply.thinking or reply.calls)
+                if exc.retryable and nothing_arrived and attempt < attempts:
+                    delay = exc.retry_after
+                    if delay is None:
+                        delay = min(MAX_DELAY, base * 2 ** (attempt - 1))
+                        delay += random.uniform(0, delay / 2)
+                    delay = min(delay, MAX_DELAY * 2)
+                    self.session.events.emit(ev.Retrying(attempt, delay, str(exc)))
+                    log.info("retrying in %.2fs after: %s", delay, exc)
+                    await asyncio.sleep(delay)
+                    continue
+                if nothing_arrived:
+                    reply.error = f"error: {exc}"
+                else:
+                    reply.error = f"error: {exc} (the reply above is incomplete)"
+                    reply.calls = []
+                if exc.retryable and attempt >= attempts:
+                    reply.error += f" (gave up after {attempt} attempts)"
+                return reply
+            except Exception as exc:  # a provider plugin's bug must not end the app
+                log.warning("provider %s failed", getattr(provider, "name", "?"), exc_info=True)
+                reply.error = f"error: provider failed: {type(exc).__name__}: {exc}"
+                reply.calls = []
+                return reply
+
+    async def _stream(self, provider: Provider, reply: Reply) -> None:
+        session = self.session
+        tools = session.offered_tools()
+        messages = session.request_messages()
+        async with contextlib.aclosing(provider.stream(messages, tools)) as stream:  # type: ignore[type-var]
+            async for event in stream:
+                if isinstance(event, Text):
+                    reply.text += event.text
+                    session.events.emit(ev.TextChunk(event.text))
+                elif isinstance(event, Thinking):
+                    reply.thinking += event.text
+                    session.events.emit(ev.ThinkingChunk(event.text))
+                elif isinstance(event, ToolCall):
+                    reply.calls.append(event)
+                elif isinstance(event, Usage):
+                    self.tokens = ev.UsageUpdate(
+                        self.tokens.prompt_tokens + event.prompt_tokens,
+                        self.tokens.completion_tokens + event.completion_tokens,
+                        self.tokens.total_tokens + event.total_tokens,
+                    )
+                    session.events.emit(self.tokens)

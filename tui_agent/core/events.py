@@ -1,0 +1,102 @@
+"""What the agent tells the UI (events out) and asks it (approvals, as awaitables).
+
+The UI and the headless runner subscribe with ``session.events.listen``; neither the
+agent nor the toolbox touches a widget.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .result import Result
+
+log = logging.getLogger("tui_agent.events")
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    prompt: str
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingChunk:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    call_id: str
+    name: str
+    arguments: str
+    args: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    call_id: str
+    name: str
+    result: Result
+    elapsed: float
+
+
+@dataclass(frozen=True)
+class UsageUpdate:
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    reply: str
+    cancelled: bool = False
+    error: str | None = None
+    steps: int = 0
+
+
+@dataclass(frozen=True)
+class Retrying:
+    attempt: int
+    delay: float
+    reason: str
+
+
+Event = (
+    TurnStarted
+    | TextChunk
+    | ThinkingChunk
+    | ToolCallStarted
+    | ToolCallFinished
+    | UsageUpdate
+    | TurnFinished
+    | Retrying
+)
+
+
+@dataclass
+class EventBus:
+    _listeners: list[Callable[[Any], None]] = field(default_factory=list)
+
+    def listen(self, listener: Callable[[Any], None]) -> Callable[[], None]:
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def emit(self, event: Any) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.warning("event listener failed", exc_info=True)

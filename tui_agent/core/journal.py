@@ -1,0 +1,157 @@
+"""Session journals: one JSONL file per session, appended and flushed per message.
+
+A crash mid-write leaves at most a torn last line, which reading skips. Settings (and
+so API keys) are never written: only the session header and the chat messages.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+from . import paths
+
+log = logging.getLogger("tui_agent.journal")
+
+
+def sessions_dir() -> Path:
+    return paths.user_data_dir() / "sessions"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    directory: str
+    created: str
+    path: Path
+    title: str
+    messages: int
+    modified: float
+
+
+class Journal:
+    def __init__(self, session_id: str, directory: Path) -> None:
+        self.id = session_id
+        self.directory = directory
+        self.path = sessions_dir() / f"{session_id}.jsonl"
+        self._handle: IO[str] | None = None
+
+    def _open(self) -> IO[str]:
+        if self._handle is None or self._handle.closed:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fresh = not self.path.exists() or self.path.stat().st_size == 0
+            self._handle = self.path.open("a", encoding="utf-8")
+            if fresh:
+                self._write(
+                    {
+                        "type": "session",
+                        "id": self.id,
+                        "directory": str(self.directory),
+                        "created": datetime.now().isoformat(timespec="seconds"),
+                    }
+                )
+            elif not _ends_with_newline(self.path):
+                self._handle.write("\n")  # seal a torn last line before appending
+        return self._handle
+
+    def _write(self, record: dict[str, Any]) -> None:
+        handle = self._handle
+        assert handle is not None
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        handle.flush()
+
+    def append(self, message: dict[str, Any]) -> None:
+        try:
+            self._open()
+            self._write({"type": "message", "message": message})
+        except OSError:
+            log.warning("could not write journal %s", self.path, exc_info=True)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() == 0:
+            return True
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every record that parses; torn or corrupt lines are skipped with a warning."""
+    records: list[dict[str, Any]] = []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return records
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            log.warning("skipping unreadable line %d of %s", number, path)
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def read_messages(path: Path) -> list[dict[str, Any]]:
+    return [
+        r["message"]
+        for r in read_records(path)
+        if r.get("type") == "message" and isinstance(r.get("message"), dict)
+    ]
+
+
+def _info(path: Path) -> SessionInfo | None:
+    records = read_records(path)
+    if not records or records[0].get("type") != "session":
+        return None
+    head = records[0]
+    messages = [r["message"] for r in records if r.get("type") == "message"]
+    first_user = next((m for m in messages if m.get("role") == "user"), None)
+    title = str(first_user.get("content") or "")[:80] if first_user else ""
+    return SessionInfo(
+        id=str(head.get("id") or path.stem),
+        directory=str(head.get("directory", "")),
+        created=str(head.get("created", "")),
+        path=path,
+        title=title.splitlines()[0] if title else "",
+        messages=len(messages),
+        modified=path.stat().st_mtime,
+    )
+
+
+def list_sessions(directory: Path | None = None) -> list[SessionInfo]:
+    """Sessions, newest first; only this folder's when ``directory`` is given."""
+    found: list[SessionInfo] = []
+    folder = sessions_dir()
+    if not folder.is_dir():
+        return found
+    for path in folder.glob("*.jsonl"):
+        info = _info(path)
+        if info is None:
+            continue
+        if directory is not None and info.directory != str(directory):
+            continue
+        found.append(info)
+    return sorted(found, key=lambda i: (i.modified, i.id), reverse=True)
+
+
+def find_session(session_id: str) -> Path | None:
+    path = sessions_dir() / f"{session_id}.jsonl"
+    if path.is_file() and "/" not in session_id and not session_id.startswith("."):
+        return path
+    return None

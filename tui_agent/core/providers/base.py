@@ -1,0 +1,71 @@
+"""The provider interface: a reply arrives as a stream of events."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class Thinking:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # raw JSON, exactly as the model sent it
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+StreamEvent = Text | Thinking | ToolCall | Usage
+
+
+class ProviderError(Exception):
+    """A failure the user can act on; ``message`` says what to change. Never a traceback."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        partial: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.partial = partial
+        self.retry_after = retry_after
+
+
+@runtime_checkable
+class Provider(Protocol):
+    name: str
+    model: str
+
+    def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[StreamEvent]: ...
+
+    async def models(self) -> list[str]: ...
+
+
+ProviderFactory = Any  # Callable[[Mapping[str, Any]], Provider]
+
+
+def setting(settings: Mapping[str, Any], key: str, default: Any) -> Any:
+    value = settings.get(key)
+    return default if value is None else value

@@ -1,0 +1,191 @@
+"""The ``openai`` provider: Chat Completions over any OpenAI-compatible server.
+
+``openai`` is imported on the first request, never at start-up (it costs ~0.7 s).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from .base import ProviderError, StreamEvent, Text, Thinking, ToolCall, Usage
+
+DEFAULT_MODEL = "gpt-4o-mini"
+KEY_HELP = "set OPENAI_API_KEY, or api_key in ~/.config/tui-agent/config.toml"
+
+
+def _retry_after(exc: Any) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _detail(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        message = body.get("message") or (body.get("error") or {}).get("message")
+        if message:
+            return str(message)
+    return str(getattr(exc, "message", "") or exc)
+
+
+class OpenAIProvider:
+    name = "openai"
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.model = str(settings.get("model") or DEFAULT_MODEL)
+        self.base_url = settings.get("base_url") or None
+        self._api_key = settings.get("api_key") or None
+        self.timeout = float(settings.get("timeout") or 600)
+        self._client: Any = None
+        self._include_usage = True
+
+    @property
+    def where(self) -> str:
+        return str(self.base_url or "https://api.openai.com/v1")
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import openai
+
+            key = self._api_key or ("not-needed" if self.base_url else None)
+            if key is None:
+                raise ProviderError(f"authentication failed: no API key; {KEY_HELP}")
+            self._client = openai.AsyncOpenAI(
+                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+            )
+        return self._client
+
+    def translate(self, exc: BaseException, *, partial: bool = False) -> ProviderError:
+        import openai
+
+        if isinstance(exc, ProviderError):
+            return exc
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+            status = exc.status_code
+            return ProviderError(
+                f"authentication failed (HTTP {status}) at {self.where}: {KEY_HELP}"
+            )
+        if isinstance(exc, openai.NotFoundError):
+            return ProviderError(
+                f"model {self.model!r} was not found at {self.where} (HTTP 404): choose another "
+                "with --model, TUI_AGENT_MODEL or /model (it lists the server's models)"
+            )
+        if isinstance(exc, openai.RateLimitError):
+            return ProviderError(
+                f"rate limited by {self.where} (HTTP 429): {_detail(exc)}",
+                retryable=not partial,
+                retry_after=_retry_after(exc),
+            )
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            retryable = status >= 500 and not partial
+            return ProviderError(
+                f"the server at {self.where} answered HTTP {status}: {_detail(exc)}",
+                retryable=retryable,
+                retry_after=_retry_after(exc),
+            )
+        if isinstance(exc, openai.APITimeoutError):
+            return ProviderError(f"timed out waiting for {self.where}", retryable=not partial)
+        if isinstance(exc, openai.APIConnectionError):
+            return ProviderError(
+                f"could not reach {self.where}: {exc.__cause__ or exc}", retryable=not partial
+            )
+        if partial:
+            return ProviderError(
+                f"the stream from {self.where} was cut off: {type(exc).__name__}: {exc}",
+                partial=True,
+            )
+        return ProviderError(
+            f"the stream from {self.where} failed: {type(exc).__name__}: {exc}", retryable=True
+        )
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        import openai
+
+        client = self._get_client()
+        try:
+            return await client.chat.completions.create(**kwargs)
+        except openai.BadRequestError as exc:
+            if "stream_options" in kwargs and "stream_options" in str(exc):
+                self._include_usage = False
+                kwargs.pop("stream_options")
+                return await self._create(kwargs)
+            raise ProviderError(f"the server rejected the request (HTTP 400): {_detail(exc)}") from None
+        except Exception as exc:
+            raise self.translate(exc) from None
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[StreamEvent]:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
+        if tools:
+            kwargs["tools"] = tools
+        if self._include_usage:
+            kwargs["stream_options"] = {"include_usage": True}
+        response = await self._create(kwargs)
+        calls: dict[int, dict[str, str]] = {}
+        started = False
+        try:
+            async for chunk in response:
+                usage = getattr(chunk, "usage", None)
+                if usage is not None:
+                    yield Usage(
+                        usage.prompt_tokens or 0,
+                        usage.completion_tokens or 0,
+                        usage.total_tokens or 0,
+                    )
+                for choice in chunk.choices or []:
+                    delta = choice.delta
+                    if delta is None:
+                        continue
+                    reasoning = getattr(delta, "reasoning_content", None) or getattr(
+                        delta, "reasoning", None
+                    )
+                    if reasoning:
+                        started = True
+                        yield Thinking(str(reasoning))
+                    if delta.content:
+                        started = True
+                        yield Text(delta.content)
+                    for part in delta.tool_calls or []:
+                        started = True
+                        slot = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                        if part.id:
+                            slot["id"] = part.id
+                        if part.function is not None:
+                            if part.function.name:
+                                slot["name"] += part.function.name
+                            if part.function.arguments:
+                                slot["arguments"] += part.function.arguments
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise self.translate(exc, partial=started or bool(calls)) from None
+        finally:
+            await response.close()
+        for index in sorted(calls):
+            slot = calls[index]
+            yield ToolCall(slot["id"] or f"call_{index}", slot["name"], slot["arguments"])
+
+    async def models(self) -> list[str]:
+        try:
+            page = await self._get_client().models.list()
+        except Exception:
+            return []
+        return sorted(model.id for model in page.data)
+
+
+def factory(settings: Mapping[str, Any]) -> OpenAIProvider:
+    return OpenAIProvider(settings)

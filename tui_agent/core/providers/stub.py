@@ -1,0 +1,108 @@
+"""The offline ``stub`` provider: deterministic, no key, no network.
+
+It thinks, says, and when tools exist calls one; after a tool result it only says.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from .base import StreamEvent, Text, Thinking, ToolCall, Usage
+
+PREFERRED = ("list", "glob", "read")
+HOW_TO = (
+    "To use a real model, set `OPENAI_API_KEY` (and `OPENAI_BASE_URL` for Ollama, LM Studio, "
+    "vLLM or llama.cpp), or put `provider`, `model` and `base_url` in "
+    "`~/.config/tui-agent/config.toml`, or pass `--model` / `--base-url`."
+)
+
+
+def example_value(prop: Any) -> Any:
+    if not isinstance(prop, dict):
+        return ""
+    if "default" in prop:
+        return prop["default"]
+    if prop.get("enum"):
+        return prop["enum"][0]
+    kind = prop.get("type")
+    kind = kind[0] if isinstance(kind, list) else kind
+    return {
+        "integer": 1,
+        "number": 1,
+        "boolean": False,
+        "array": [],
+        "object": {},
+        "null": None,
+    }.get(kind, ".")
+
+
+def pick_tool(tools: list[dict[str, Any]]) -> dict[str, Any] | None:
+    functions = {t["function"]["name"]: t["function"] for t in tools if "function" in t}
+    for name in PREFERRED:
+        if name in functions:
+            return functions[name]
+    return functions[sorted(functions)[0]] if functions else None
+
+
+def words(text: str) -> list[str]:
+    parts = text.split(" ")
+    return [p + (" " if i < len(parts) - 1 else "") for i, p in enumerate(parts)]
+
+
+class StubProvider:
+    name = "stub"
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        self.model = str((settings or {}).get("model") or "stub")
+        self.calls = 0
+
+    async def models(self) -> list[str]:
+        return ["stub"]
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[StreamEvent]:
+        last = messages[-1] if messages else {"role": "user", "content": ""}
+        if last.get("role") == "tool":
+            name = next(
+                (
+                    call["function"]["name"]
+                    for message in reversed(messages)
+                    for call in message.get("tool_calls") or []
+                    if call.get("id") == last.get("tool_call_id")
+                ),
+                "the tool",
+            )
+            try:
+                ok = bool(json.loads(last.get("content") or "{}").get("ok"))
+            except (ValueError, AttributeError):
+                ok = False
+            reply = (
+                f"The `{name}` tool {'finished' if ok else 'failed'}; its result is above. "
+                f"This is the offline stub provider, so that is all it can do. {HOW_TO}"
+            )
+            for piece in words(reply):
+                yield Text(piece)
+            yield Usage(len(messages), len(reply.split()), len(messages) + len(reply.split()))
+            return
+        prompt = str(last.get("content") or "")
+        yield Thinking(f"The user wrote {len(prompt.split())} words. I am the offline stub.")
+        reply = f"Stub reply to: {prompt.strip()[:200]}"
+        tool = pick_tool(tools)
+        if tool is None:
+            reply += f"\n\n{HOW_TO}"
+        for piece in words(reply):
+            yield Text(piece)
+        if tool is not None:
+            self.calls += 1
+            params = tool.get("parameters", {})
+            props = params.get("properties", {})
+            args = {key: example_value(props.get(key)) for key in params.get("required", [])}
+            yield ToolCall(f"stub-call-{self.calls}", tool["name"], json.dumps(args))
+        yield Usage(len(prompt.split()), len(reply.split()), len(prompt.split()) + len(reply.split()))
+
+
+def factory(settings: Mapping[str, Any]) -> StubProvider:
+    return StubProvider(settings)

@@ -1,0 +1,302 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests (yours and ours).
+
+It replays a script of replies, one per ``POST /v1/chat/completions``, streaming SSE
+chunks with text, thinking (``reasoning_content``), tool calls whose arguments arrive
+split over several deltas, and usage. Every request body is recorded. Faults: an HTTP
+status (with headers such as ``Retry-After``), a connection dropped after N chunks, a
+delay between chunks, a malformed chunk.
+
+    from tui_agent.testing import FakeOpenAI, Reply, Call
+
+    with FakeOpenAI([Reply(calls=[Call("read", {"path": "a.txt"})]), Reply("Done.")]) as server:
+        session = create_session(tmp, base_url=server.base_url)
+        ...
+        assert server.requests[1]["messages"][-1]["role"] == "tool"
+
+``async with FakeOpenAI(...)`` works too, and the ``fake_openai`` pytest fixture gives a
+started server with an empty script (``server.script.append(Reply(...))``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["Call", "FakeOpenAI", "Reply", "fake_openai"]
+
+
+@dataclass
+class Call:
+    """A tool call the fake model makes. ``arguments`` may be a dict or raw (even bad) JSON."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str | None = None
+    pieces: int = 3
+
+    @property
+    def raw(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
+@dataclass
+class Reply:
+    """One scripted answer to one chat-completions request."""
+
+    text: str = ""
+    thinking: str = ""
+    calls: list[Call] = field(default_factory=list)
+    usage: tuple[int, int] | None = (10, 5)
+    status: int = 200
+    error: str = "scripted failure"
+    headers: dict[str, str] = field(default_factory=dict)
+    drop_after: int | None = None
+    delay: float = 0.0
+    malformed_after: int | None = None
+    chunk_words: int = 1
+
+
+def _split(text: str, pieces: int) -> list[str]:
+    if pieces <= 1 or len(text) <= 1:
+        return [text]
+    size = max(1, -(-len(text) // pieces))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _words(text: str, per_chunk: int) -> list[str]:
+    tokens = text.split(" ")
+    spaced = [t + (" " if i < len(tokens) - 1 else "") for i, t in enumerate(tokens)]
+    return ["".join(spaced[i : i + per_chunk]) for i in range(0, len(spaced), max(1, per_chunk))]
+
+
+class FakeOpenAI:
+    """Start with ``with``/``async with`` or ``start()``; ``base_url`` ends in ``/v1``."""
+
+    def __init__(self, script: list[Reply] | None = None, *, models: list[str] | None = None) -> None:
+        self.script: list[Reply] = list(script or [])
+        self.models = list(models or ["fake-model", "fake-model-large"])
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "the server is not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> FakeOpenAI:
+        return self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.stop()
+
+    def next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            if not self.script:
+                return Reply(status=500, error="fake server: the script has no more replies")
+            return self.script.pop(0)
+
+    # -- rendering --------------------------------------------------------------------------
+
+    def chunks(self, reply: Reply, model: str) -> Iterator[dict[str, Any]]:
+        created = int(time.time())
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": model}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        yield chunk({"role": "assistant", "content": ""})
+        for piece in _words(reply.thinking, reply.chunk_words) if reply.thinking else []:
+            yield chunk({"reasoning_content": piece})
+        for piece in _words(reply.text, reply.chunk_words) if reply.text else []:
+            yield chunk({"content": piece})
+        for index, call in enumerate(reply.calls):
+            call_id = call.id or f"call_{len(self.requests)}_{index}"
+            yield chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+            for piece in _split(call.raw, call.pieces):
+                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+        yield chunk({}, "tool_calls" if reply.calls else "stop")
+        if reply.usage is not None:
+            prompt, completion = reply.usage
+            yield {
+                **base,
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
+            }
+
+    def completion(self, reply: Reply, model: str) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id or f"call_{index}",
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.raw},
+                }
+                for index, call in enumerate(reply.calls)
+            ]
+        prompt, completion = reply.usage or (0, 0)
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.calls else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.fake.models]
+            self._json(200, {"object": "list", "data": data})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._json(400, {"error": {"message": "request body is not JSON"}})
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        reply = self.fake.next_reply(body, headers)
+        model = str(body.get("model", "fake-model"))
+        if reply.status != 200:
+            self._json(
+                reply.status,
+                {"error": {"message": reply.error, "type": "fake_error", "code": reply.status}},
+                reply.headers,
+            )
+            return
+        if not body.get("stream"):
+            self._json(200, self.fake.completion(reply, model), reply.headers)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        try:
+            for count, chunk in enumerate(self.fake.chunks(reply, model)):
+                if "usage" in chunk and not include_usage:
+                    continue
+                if reply.drop_after is not None and count >= reply.drop_after:
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if reply.delay:
+                    time.sleep(reply.delay)
+                data = "data: " + json.dumps(chunk)
+                if reply.malformed_after is not None and count >= reply.malformed_after:
+                    data = "data: {this is not json"
+                self._send_chunk(f"{data}\n\n")
+                if reply.malformed_after is not None and count >= reply.malformed_after:
+                    break
+            else:
+                self._send_chunk("data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+
+    def _send_chunk(self, text: str) -> None:
+        data = text.encode()
+        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+try:  # the pytest fixture, when pytest is around
+    import pytest
+
+    @pytest.fixture
+    def fake_openai() -> Iterator[FakeOpenAI]:
+        """A started fake server with an empty script; append ``Reply`` objects to it."""
+        with FakeOpenAI() as server:
+            yield server
+
+except ImportError:  # pragma: no cover - pytest is a test extra
+    pass
