@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("name", nargs="?", help="a tool name or alias")
     tools.add_argument("--json", action="store_true", help="print the OpenAI function definitions")
     _add_common(tools, suppress=True)
+    run = commands.add_parser("run", help="run one prompt headless: reply on stdout")
+    run.add_argument("prompt", nargs="*", help="the prompt (stdin is appended when piped)")
+    run.add_argument("--json", action="store_true", help="print one JSON event per line")
+    _add_common(run, suppress=True)
     return parser
 
 
@@ -165,8 +169,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tui-agent: {exc}", file=sys.stderr)
         return 2
     report_problems(session, sys.stderr)
+    if args.continue_ or args.resume:
+        if not session.resume(args.resume):
+            what = f"session {args.resume}" if args.resume else f"a session for {session.directory}"
+            print(f"tui-agent: could not find {what}", file=sys.stderr)
+            return 2
     if args.command == "tools":
         return cmd_tools(session, args)
+    if args.command == "run":
+        from .headless import run_headless
+
+        prompt = " ".join(args.prompt)
+        if not sys.stdin.isatty():
+            piped = sys.stdin.read()
+            if piped.strip():
+                prompt = f"{prompt}\n\n{piped}" if prompt else piped
+        if not prompt.strip():
+            print("tui-agent: run needs a prompt (as arguments or on stdin)", file=sys.stderr)
+            return 2
+        return run_headless(session, prompt, as_json=args.json)
     parser.error(f"unknown command {args.command}")
     return 2
 

@@ -77,7 +77,9 @@ def _words(text: str, per_chunk: int) -> list[str]:
 class FakeOpenAI:
     """Start with ``with``/``async with`` or ``start()``; ``base_url`` ends in ``/v1``."""
 
-    def __init__(self, script: list[Reply] | None = None, *, models: list[str] | None = None) -> None:
+    def __init__(
+        self, script: list[Reply] | None = None, *, models: list[str] | None = None
+    ) -> None:
         self.script: list[Reply] = list(script or [])
         self.models = list(models or ["fake-model", "fake-model-large"])
         self.requests: list[dict[str, Any]] = []
@@ -132,7 +134,12 @@ class FakeOpenAI:
 
     def chunks(self, reply: Reply, model: str) -> Iterator[dict[str, Any]]:
         created = int(time.time())
-        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": model}
+        base = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+        }
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
             return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
@@ -222,7 +229,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.fake.models]
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                for m in self.fake.models
+            ]
             self._json(200, {"object": "list", "data": data})
         else:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})

@@ -120,7 +120,9 @@ class Agent:
         except ValueError as exc:
             args, problem = None, f"invalid JSON arguments for {call.name}: {exc}"
         session.events.emit(
-            ev.ToolCallStarted(call.id, call.name, call.arguments, args if isinstance(args, dict) else None)
+            ev.ToolCallStarted(
+                call.id, call.name, call.arguments, args if isinstance(args, dict) else None
+            )
         )
         started = time.perf_counter()
         if problem is not None:

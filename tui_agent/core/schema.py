@@ -38,10 +38,8 @@ class Schema:
         return self._with({"default": value}, optional=True)
 
     def nullable(self) -> Schema:
-        kind = self._json.get("type")
-        if isinstance(kind, str):
-            return self._with({"type": [kind, "null"]})
-        return self
+        """Also accept ``null`` (added to ``type`` and to ``enum`` when present)."""
+        return Schema(make_nullable(self._json), self._optional)
 
     def min(self, value: float) -> Schema:
         return self._with({_bound(self._json, "min"): value})
@@ -70,11 +68,24 @@ class Schema:
     __hash__ = None  # type: ignore[assignment]
 
 
+def make_nullable(data: Mapping[str, Any]) -> dict[str, Any]:
+    result = copy.deepcopy(dict(data))
+    kind = result.get("type")
+    if isinstance(kind, str) and kind != "null":
+        result["type"] = [kind, "null"]
+    elif isinstance(kind, list) and "null" not in kind:
+        result["type"] = [*kind, "null"]
+    if isinstance(result.get("enum"), list) and None not in result["enum"]:
+        result["enum"] = [*result["enum"], None]
+    return result
+
+
 def _bound(data: Mapping[str, Any], side: str) -> str:
     kind = data.get("type")
-    if kind == "string":
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "string" in kinds:
         return f"{side}Length"
-    if kind == "array":
+    if "array" in kinds:
         return f"{side}Items"
     return "minimum" if side == "min" else "maximum"
 

@@ -5,29 +5,28 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-
-import asyncio
-from collections.abc import Callable
 
 from . import config as config_module
 from . import journal as journal_module
 from . import plugins, trust
 from .agent import Agent
 from .approval import ApprovalRequest, Approver, Decision, headless_approver
-from .events import EventBus
-from .prompt import system_prompt
-from .providers import BUILTIN, Provider, ProviderError
 from .commands import Commands, parse_command
 from .config import Config
 from .context import ToolContext, find_worktree
 from .conversation import Conversation
+from .events import EventBus
 from .output import Output
 from .plugins import LoadProblem, LoadReport
+from .prompt import system_prompt
+from .providers import BUILTIN, Provider, ProviderError
 from .toolbox import Toolbox
 
 log = logging.getLogger("tui_agent.session")
@@ -78,7 +77,7 @@ class Session:
         self.journal = journal_module.Journal(self.id, self.directory)
         self.agent = Agent(self)
         self._provider: Provider | None = None
-        self._turn: asyncio.Task[str] | None = None
+        self._turn: asyncio.Task[Any] | None = None
 
     # -- trust ------------------------------------------------------------------------------
 
@@ -216,7 +215,7 @@ class Session:
 
     async def turn(self, prompt: str) -> str:
         """Run one user turn to the final reply. ``cancel()`` stops it, transcript intact."""
-        self._turn = asyncio.current_task()  # type: ignore[assignment]
+        self._turn = asyncio.current_task()
         try:
             return await self.agent.turn(prompt)
         finally:

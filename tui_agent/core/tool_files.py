@@ -6,6 +6,7 @@ or the one named like the file, takes the file's name; any other takes ``<file>_
 
 from __future__ import annotations
 
+import copy
 import enum as enum_module
 import functools
 import inspect
@@ -18,7 +19,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from . import schema as schema_module
 from .context import ToolContext
-from .schema import Schema, property_json
+from .schema import Schema, make_nullable, property_json
 
 Execute = Callable[..., Any]
 _NO_DEFAULT: Any = inspect.Parameter.empty
@@ -59,7 +60,7 @@ class ToolSpec:
         def prepare(
             args: Mapping[str, Any], context: ToolContext
         ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-            filled = {**defaults, **args}
+            filled = {**copy.deepcopy(defaults), **args}
             if not self.inferred:
                 return ((filled, context) if self.with_context else (filled,)), {}
             kwargs = (
@@ -87,9 +88,13 @@ class ToolSpec:
 
 
 def _is_context_annotation(annotation: Any) -> bool:
-    return annotation is ToolContext or (
-        isinstance(annotation, str) and "ToolContext" in annotation
-    )
+    if annotation is ToolContext:
+        return True
+    if isinstance(annotation, str):
+        return "ToolContext" in annotation
+    if get_origin(annotation) in (Union, types.UnionType, Annotated):
+        return any(_is_context_annotation(a) for a in get_args(annotation))
+    return False
 
 
 def _json_default(value: Any) -> bool:
@@ -148,9 +153,7 @@ def type_schema(annotation: Any) -> dict[str, Any]:
         nullable = len(members) != len(get_args(annotation))
         if len(members) == 1:
             inner = type_schema(members[0])
-            if nullable and isinstance(inner.get("type"), str):
-                inner["type"] = [inner["type"], "null"]
-            return inner
+            return make_nullable(inner) if nullable and inner else inner
         options = [type_schema(m) for m in members]
         if nullable:
             options.append({"type": "null"})

@@ -73,9 +73,8 @@ class OpenAIProvider:
         if isinstance(exc, ProviderError):
             return exc
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-            status = exc.status_code
             return ProviderError(
-                f"authentication failed (HTTP {status}) at {self.where}: {KEY_HELP}"
+                f"authentication failed (HTTP {exc.status_code}) at {self.where}: {KEY_HELP}"
             )
         if isinstance(exc, openai.NotFoundError):
             return ProviderError(
@@ -122,7 +121,9 @@ class OpenAIProvider:
                 self._include_usage = False
                 kwargs.pop("stream_options")
                 return await self._create(kwargs)
-            raise ProviderError(f"the server rejected the request (HTTP 400): {_detail(exc)}") from None
+            raise ProviderError(
+                f"the server rejected the request (HTTP 400): {_detail(exc)}"
+            ) from None
         except Exception as exc:
             raise self.translate(exc) from None
 

@@ -27,7 +27,7 @@ def example_value(prop: Any) -> Any:
     if prop.get("enum"):
         return prop["enum"][0]
     kind = prop.get("type")
-    kind = kind[0] if isinstance(kind, list) else kind
+    kind = str(kind[0] if isinstance(kind, list) and kind else kind)
     return {
         "integer": 1,
         "number": 1,
@@ -39,7 +39,9 @@ def example_value(prop: Any) -> Any:
 
 
 def pick_tool(tools: list[dict[str, Any]]) -> dict[str, Any] | None:
-    functions = {t["function"]["name"]: t["function"] for t in tools if "function" in t}
+    functions: dict[str, dict[str, Any]] = {
+        t["function"]["name"]: t["function"] for t in tools if "function" in t
+    }
     for name in PREFERRED:
         if name in functions:
             return functions[name]
@@ -101,7 +103,9 @@ class StubProvider:
             props = params.get("properties", {})
             args = {key: example_value(props.get(key)) for key in params.get("required", [])}
             yield ToolCall(f"stub-call-{self.calls}", tool["name"], json.dumps(args))
-        yield Usage(len(prompt.split()), len(reply.split()), len(prompt.split()) + len(reply.split()))
+        yield Usage(
+            len(prompt.split()), len(reply.split()), len(prompt.split()) + len(reply.split())
+        )
 
 
 def factory(settings: Mapping[str, Any]) -> StubProvider:

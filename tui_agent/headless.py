@@ -1,0 +1,110 @@
+"""``tui-agent run``: the same session seam as the TUI, printed to stdout and stderr."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from typing import Any, TextIO
+
+from .core import events as ev
+from .core.output import Note
+from .core.session import Session
+
+
+class Printer:
+    """Reply text on stdout as it streams; tool activity and notes on stderr."""
+
+    def __init__(self, out: TextIO, err: TextIO, as_json: bool) -> None:
+        self.out, self.err, self.as_json = out, err, as_json
+        self.failed: str | None = None
+        self._line_open = False
+
+    def _json(self, payload: dict[str, Any]) -> None:
+        self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def note(self, note: Note) -> None:
+        if self.as_json:
+            self._json({"type": "note", "kind": note.kind, "text": note.text})
+        else:
+            self.err.write(f"{note.text}\n")
+            self.err.flush()
+
+    def event(self, event: Any) -> None:
+        if isinstance(event, ev.TurnFinished) and event.error:
+            self.failed = event.error
+        if self.as_json:
+            self._json(_as_json(event))
+            return
+        if isinstance(event, ev.TextChunk):
+            self.out.write(event.text)
+            self.out.flush()
+            self._line_open = not event.text.endswith("\n")
+        elif isinstance(event, ev.ToolCallStarted):
+            self.err.write(f"→ {event.name} {event.arguments}\n")
+            self.err.flush()
+        elif isinstance(event, ev.ToolCallFinished):
+            mark = "✔" if event.result.ok else f"✖ {event.result.error}"
+            self.err.write(f"{mark} {event.name} ({event.elapsed:.2f}s)\n")
+            self.err.flush()
+        elif isinstance(event, ev.Retrying):
+            self.err.write(
+                f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}\n"
+            )
+        elif isinstance(event, ev.TurnFinished) and self._line_open:
+            self.out.write("\n")
+            self.out.flush()
+
+
+def _as_json(event: Any) -> dict[str, Any]:
+    name = {
+        ev.TurnStarted: "turn_started",
+        ev.TextChunk: "text",
+        ev.ThinkingChunk: "thinking",
+        ev.ToolCallStarted: "tool_call",
+        ev.ToolCallFinished: "tool_result",
+        ev.UsageUpdate: "usage",
+        ev.TurnFinished: "done",
+        ev.Retrying: "retrying",
+    }.get(type(event), type(event).__name__)
+    payload: dict[str, Any] = {"type": name}
+    for key, value in vars(event).items():
+        payload[key] = value.to_dict() if hasattr(value, "to_dict") else value
+    return payload
+
+
+def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int:
+    """Exit status: 0 ok, 1 model/API failure (or cancelled)."""
+    printer = Printer(sys.stdout, sys.stderr, as_json)
+    session.output.listen(printer.note)
+    session.events.listen(printer.event)
+    if session.provider_name == "stub":
+        print(
+            "tui-agent: no model configured; using the offline stub provider "
+            "(set OPENAI_API_KEY or --base-url for a real one)",
+            file=sys.stderr,
+        )
+
+    async def main() -> int:
+        task = asyncio.ensure_future(session.turn(prompt))
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, session.cancel)
+        except (NotImplementedError, RuntimeError):
+            pass
+        try:
+            await task
+        except asyncio.CancelledError:
+            print("tui-agent: cancelled", file=sys.stderr)
+            return 1
+        except Exception as exc:  # provider construction, unknown provider…
+            print(f"tui-agent: error: {exc}", file=sys.stderr)
+            return 1
+        return 1 if printer.failed else 0
+
+    try:
+        return asyncio.run(main())
+    finally:
+        session.journal.close()
