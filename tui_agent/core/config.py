@@ -112,7 +112,8 @@ _LOADING: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar(
 
 def current_config() -> Config:
     """The config being loaded right now, or the process-wide one outside plugin loading."""
-    return _ACTIVE.get() or _DEFAULT
+    active = _ACTIVE.get()
+    return _DEFAULT if active is None else active
 
 
 def default_config() -> Config:

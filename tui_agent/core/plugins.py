@@ -161,7 +161,11 @@ def import_plugins(folders: Iterable[Folder], report: LoadReport) -> None:
             continue
         for file in python_files(folder.path):
             report.plugin_files.append(file)
-            exec_file(file, origin(folder, file), report)
+            config = config_module.current_config()
+            setups, providers = dict(config.setups), dict(config.providers)
+            if exec_file(file, origin(folder, file), report) is None:
+                # a file that failed half-way keeps none of its registrations
+                config.setups, config.providers = setups, providers
 
 
 def run_setups(
