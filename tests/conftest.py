@@ -11,6 +11,8 @@ from tui_agent.core import config as config_module
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
+pytest_plugins = ["tui_agent.testing"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:

@@ -318,3 +318,27 @@ async def test_plugin_provider_replaces_builtin(project: Path) -> None:
     tui_agent.configure(lambda config: config.provider("canned", lambda settings: Canned()))
     session = create_session(project, provider="canned")
     assert await session.turn("hi") == "from the plugin provider"
+
+
+async def test_server_without_stream_options_is_asked_again_without_them(project: Path) -> None:
+    async with FakeOpenAI([Reply("first"), Reply("second")], reject_stream_options=True) as server:
+        session = session_for(project, server)
+        assert await session.turn("one") == "first"
+        assert await session.turn("two") == "second"
+    assert ["stream_options" in r for r in server.requests] == [True, False, False]
+
+
+async def test_denied_tools_are_not_offered(project: Path) -> None:
+    async with FakeOpenAI([Reply("ok")]) as server:
+        session = session_for(project, server)
+        session.toolbox.add("secret", handler=lambda a: {})
+        session.tool_filters.append(lambda name: name == "secret")
+        await session.turn("hi")
+    assert [t["function"]["name"] for t in server.requests[0]["tools"]] == ["echo"]
+
+
+async def test_pytest_fixture_from_the_testing_kit(fake_openai: FakeOpenAI, project: Path) -> None:
+    fake_openai.script.append(Reply("from the fixture"))
+    session = create_session(project, base_url=fake_openai.base_url, model="m")
+    assert await session.turn("hi") == "from the fixture"
+    assert fake_openai.requests[0]["model"] == "m"

@@ -78,9 +78,14 @@ class FakeOpenAI:
     """Start with ``with``/``async with`` or ``start()``; ``base_url`` ends in ``/v1``."""
 
     def __init__(
-        self, script: list[Reply] | None = None, *, models: list[str] | None = None
+        self,
+        script: list[Reply] | None = None,
+        *,
+        models: list[str] | None = None,
+        reject_stream_options: bool = False,
     ) -> None:
         self.script: list[Reply] = list(script or [])
+        self.reject_stream_options = reject_stream_options
         self.models = list(models or ["fake-model", "fake-model-large"])
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -249,6 +254,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {"message": "request body is not JSON"}})
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
+        if self.fake.reject_stream_options and "stream_options" in body:
+            with self.fake._lock:
+                self.fake.requests.append(body)
+                self.fake.headers.append(headers)
+            message = "Unrecognized request argument supplied: stream_options"
+            self._json(400, {"error": {"message": message, "type": "invalid_request_error"}})
+            return
         reply = self.fake.next_reply(body, headers)
         model = str(body.get("model", "fake-model"))
         if reply.status != 200:

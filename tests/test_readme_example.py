@@ -1,0 +1,26 @@
+"""The README's plugin-testing example, run as written (with the seed's wc plugin)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import FIXTURES
+
+from tui_agent import create_session
+from tui_agent.testing import Call, FakeOpenAI, Reply
+
+
+async def test_wc_tool(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    plugins = tmp_path / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    shutil.copy(FIXTURES / "wc.py", plugins / "wc.py")
+    # --- as in the README ---
+    (tmp_path / "a.txt").write_text("one two\n")
+    fake_openai.script += [
+        Reply(calls=[Call("wc", {"path": str(tmp_path / "a.txt")})]),
+        Reply("It has 2 words."),
+    ]
+    session = create_session(tmp_path, base_url=fake_openai.base_url, model="m", trust=True)
+    assert await session.turn("count a.txt") == "It has 2 words."
+    assert '"words": 2' in fake_openai.requests[1]["messages"][-1]["content"]
