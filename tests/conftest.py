@@ -14,8 +14,22 @@ FIXTURES = Path(__file__).parent / "fixtures"
 pytest_plugins = ["tui_agent.testing"]
 
 
+ALLOW_ALL = '[permission]\n"*" = "allow"\n'
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "real_permissions: run without the allow-all user config the other tests get"
+    )
+
+
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[Path]:
+    """HOME and XDG folders inside tmp_path. Unless marked ``real_permissions``, the user
+    config allows every tool, so tests about other things are not stopped by the
+    permission plugin (headless policy: deny what asks)."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -29,6 +43,12 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "TUI_AGENT_MODEL"):
         monkeypatch.delenv(var, raising=False)
     config_module.reset_default_config()
+    if request.node.get_closest_marker("real_permissions") is None:
+        from tui_agent.core.paths import user_config_dir
+
+        folder = user_config_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "config.toml").write_text(ALLOW_ALL)
     yield home
     config_module.reset_default_config()
 

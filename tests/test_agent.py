@@ -20,6 +20,7 @@ def session_for(project: Path, server: FakeOpenAI, **settings: Any) -> Any:
     from tui_agent.core.paths import user_config_dir
 
     lines = ["retry_base_delay = 0.01", *[f"{k} = {json.dumps(v)}" for k, v in settings.items()]]
+    lines += ["[permission]", '"*" = "allow"']  # the loop is under test here, not permissions
     write(user_config_dir() / "config.toml", "\n".join(lines) + "\n")
     session = create_session(project, base_url=server.base_url, model="fake-model")
     session.toolbox.add(
@@ -62,7 +63,8 @@ async def test_plain_reply(project: Path) -> None:
     assert request["messages"][0]["role"] == "system"
     assert request["messages"][-1] == {"role": "user", "content": "hi"}
     assert request["stream_options"] == {"include_usage": True}
-    assert [t["function"]["name"] for t in request["tools"]] == ["echo"]
+    names = [t["function"]["name"] for t in request["tools"]]
+    assert "echo" in names and "execute" in names and "bash" not in names
     assert "".join(e.text for e in seen if isinstance(e, ev.ThinkingChunk)) == "pondering"
     assert "".join(e.text for e in seen if isinstance(e, ev.TextChunk)) == "Hello there"
     assert any(isinstance(e, ev.UsageUpdate) and e.total_tokens == 15 for e in seen)
@@ -105,7 +107,9 @@ async def test_bad_json_and_unknown_tool_go_back_to_the_model(project: Path) -> 
     assert results[0]["ok"] is False and results[0]["error"].startswith(
         "invalid JSON arguments for echo"
     )
-    assert results[1] == {"error": 'unknown tool: "nope". Available: echo', "ok": False}
+    assert results[1]["ok"] is False
+    assert results[1]["error"].startswith('unknown tool: "nope". Available: ')
+    assert "echo" in results[1]["error"]
     assert results[2] == {"error": "value at `/text` is not a string", "ok": False}
     sent = server.requests[1]["messages"]
     assert [m["role"] for m in sent[-3:]] == ["tool", "tool", "tool"]
@@ -334,7 +338,8 @@ async def test_denied_tools_are_not_offered(project: Path) -> None:
         session.toolbox.add("secret", handler=lambda a: {})
         session.tool_filters.append(lambda name: name == "secret")
         await session.turn("hi")
-    assert [t["function"]["name"] for t in server.requests[0]["tools"]] == ["echo"]
+    names = [t["function"]["name"] for t in server.requests[0]["tools"]]
+    assert "echo" in names and "secret" not in names
 
 
 async def test_pytest_fixture_from_the_testing_kit(fake_openai: FakeOpenAI, project: Path) -> None:

@@ -15,6 +15,7 @@ from conftest import FIXTURES, write
 import tui_agent
 from tui_agent import create_session
 from tui_agent.core import paths
+from tui_agent.core.paths import bundled_plugins_dir
 
 # -- helpers ------------------------------------------------------------------------------
 
@@ -74,6 +75,17 @@ def folders(isolated_home: Path, user_config_dir: Path, project: Path) -> dict[s
     }
 
 
+def bundled_only(scratch: Path) -> tui_agent.Session:
+    """A session that sees only the bundled plugins (an empty HOME and XDG config)."""
+    empty = scratch / "empty-home"
+    (empty / "project").mkdir(parents=True, exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(empty))
+        patch.setenv("XDG_CONFIG_HOME", str(empty / ".config"))
+        patch.setenv("XDG_DATA_HOME", str(empty / ".local" / "share"))
+        return create_session(empty / "project")
+
+
 # -- the seed's wc plugin -----------------------------------------------------------------
 
 
@@ -94,7 +106,8 @@ def test_wc_plugin_registers_tool_alias_hook_and_command(wc_project: Path) -> No
     assert session.problems == []
     tool = session.toolbox.tools["wc"]
     assert tool.aliases == ["count"]
-    assert session.toolbox.aliases == {"count": "wc"}
+    assert session.toolbox.aliases["count"] == "wc"
+    assert [a for a, name in session.toolbox.aliases.items() if name == "wc"] == ["count"]
     assert tool.required == ["path"]
     assert tool.params == {"path": {"type": "string", "description": "File to count"}}
     assert len(session.toolbox.hooks["before"]["execute"]) == 1
@@ -231,7 +244,8 @@ def test_every_plugin_folder_loads_after_the_bundled_one(
     )
     session = create_session(project, trust=True)
 
-    assert session.commands.names == ["/mine"]
+    replaced = {"/help", "/reload", "/tools"}
+    assert set(session.commands.names) == (set(baseline.commands.names) - replaced) | {"/mine"}
 
 
 def test_programmatic_configure_setup_and_provider(project: Path) -> None:
@@ -399,14 +413,19 @@ def test_a_raising_setup_is_rolled_back(folders: dict[str, Path], project: Path)
     )
     write(folders["user"] / "c.py", tool_plugin("late", "late"))
 
+    bundled = bundled_only(project.parent)
     session = create_session(project)
 
     assert [(p.path, p.setup) for p in session.problems] == [(str(bad), "half")]
     assert "half way" in str(session.problems[0])
-    assert set(session.toolbox.tools) == {"early", "late"}
+    assert set(session.toolbox.tools) - set(bundled.toolbox.tools) == {"early", "late"}
     assert session.toolbox.tools["early"].description == "original"
     assert "half_alias" not in session.toolbox.aliases
-    assert session.toolbox.hooks == {"before": {}, "after": {}}
+
+    def shape(hooks: dict[str, dict[str, list[object]]]) -> dict[str, dict[str, int]]:
+        return {when: {k: len(v) for k, v in table.items()} for when, table in hooks.items()}
+
+    assert shape(session.toolbox.hooks) == shape(bundled.toolbox.hooks)
     assert "/half" not in session.commands.names
 
 
@@ -505,10 +524,12 @@ async def test_reload_command_reloads_and_reports_counts(
     notes = list(session.output.history)[before:]
     assert notes and all(note.kind != "error" for note in notes)
     report = notes[0].text
-    # bundled commands.py + one.py + two.py; 2 tools; /help /reload /tools
-    assert re.search(r"\b3 plugin files?\b", report), report
-    assert re.search(r"\b2 tools?\b", report), report
-    assert re.search(r"\b3 commands?\b", report), report
+    bundled = bundled_only(project.parent)
+    files = len(list(bundled_plugins_dir().glob("[!_]*.py")))
+    # the bundled files + one.py + two.py; the bundled tools + 2; the bundled commands
+    assert re.search(rf"\b{files + 2} plugin files?\b", report), report
+    assert re.search(rf"\b{len(bundled.toolbox.tools) + 2} tools?\b", report), report
+    assert re.search(rf"\b{len(bundled.commands)} commands?\b", report), report
 
 
 async def test_reload_command_reports_a_new_problem(
@@ -817,7 +838,8 @@ async def test_unknown_command_lists_every_command(folders: dict[str, Path], pro
     notes = list(session.output.history)[before:]
     assert len(notes) == 1
     assert "nope" in notes[0].text
-    assert set(session.commands.names) == {"/alpha", "/help", "/reload", "/tools", "/zeta"}
+    bundled = bundled_only(project.parent)
+    assert set(session.commands.names) == set(bundled.commands.names) | {"/alpha", "/zeta"}
     for name in session.commands.names:
         assert name in notes[0].text
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from .core import schema
+from .core.approval import ApprovalRequest, Decision
 from .core.commands import Commands, Completion, complete, parse_command
 from .core.config import Config, configure, setup
 from .core.context import ToolContext
@@ -18,16 +19,19 @@ from .core.plugins import LoadProblem
 from .core.result import Result
 from .core.session import Session, create_session
 from .core.tool_files import ToolSpec, tool
-from .core.toolbox import Tool, Toolbox, ToolboxEvent
+from .core.toolbox import CallInfo, Tool, Toolbox, ToolboxEvent, current_call
 
 __version__ = "0.1.0"
 
 logging.getLogger("tui_agent").addHandler(logging.NullHandler())
 
 __all__ = [
+    "ApprovalRequest",
+    "CallInfo",
     "Commands",
     "Completion",
     "Config",
+    "Decision",
     "LoadProblem",
     "Note",
     "Output",
@@ -43,6 +47,7 @@ __all__ = [
     "complete",
     "configure",
     "create_session",
+    "current_call",
     "parse_command",
     "schema",
     "setup",

@@ -17,6 +17,7 @@ class ApprovalRequest:
     subject: str = "*"
     rule: str = ""
     session_pattern: str = "*"
+    patterns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

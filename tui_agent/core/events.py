@@ -69,6 +69,23 @@ class Retrying:
     reason: str
 
 
+@dataclass(frozen=True)
+class ConversationReset:
+    """The conversation was cleared, compacted or replaced by a resumed one."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class ExitRequested:
+    pass
+
+
+@dataclass(frozen=True)
+class ThemeRequested:
+    name: str
+
+
 Event = (
     TurnStarted
     | TextChunk
@@ -78,6 +95,9 @@ Event = (
     | UsageUpdate
     | TurnFinished
     | Retrying
+    | ConversationReset
+    | ExitRequested
+    | ThemeRequested
 )
 
 

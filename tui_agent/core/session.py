@@ -22,7 +22,7 @@ from .commands import Commands, parse_command
 from .config import Config
 from .context import ToolContext, find_worktree
 from .conversation import Conversation
-from .events import EventBus
+from .events import ConversationReset, EventBus, ExitRequested, ThemeRequested
 from .output import Output
 from .plugins import LoadProblem, LoadReport
 from .prompt import system_prompt
@@ -78,6 +78,9 @@ class Session:
         self.agent = Agent(self)
         self._provider: Provider | None = None
         self._turn: asyncio.Task[Any] | None = None
+        self.state: dict[str, Any] = {}
+        self.themes: list[str] = []
+        self.exit_requested = False
 
     # -- trust ------------------------------------------------------------------------------
 
@@ -179,6 +182,26 @@ class Session:
             self._provider = factory(dict(self.config.settings))
         return self._provider
 
+    def provider_names(self) -> list[str]:
+        return sorted({*BUILTIN, *self.providers})
+
+    async def complete(self, messages: list[dict[str, Any]]) -> str:
+        """One reply to ``messages`` (system prompt added), no tools, transcript untouched."""
+        from .providers.base import Text
+
+        request = [{"role": "system", "content": self.system_prompt()}, *messages]
+        parts: list[str] = []
+        stream = self.provider.stream(request, [])
+        try:
+            async for event in stream:
+                if isinstance(event, Text):
+                    parts.append(event.text)
+        finally:
+            closer = getattr(stream, "aclose", None)
+            if closer is not None:
+                await closer()
+        return "".join(parts)
+
     def set_model(self, model: str | None = None, provider: str | None = None) -> None:
         """Switch model and/or provider for the rest of the session."""
         if model:
@@ -239,6 +262,27 @@ class Session:
         self.journal.close()
         self.id = new_session_id()
         self.journal = journal_module.Journal(self.id, self.directory)
+        self.events.emit(ConversationReset("clear"))
+
+    def sessions(self) -> list[journal_module.SessionInfo]:
+        """Journaled sessions of this folder, newest first."""
+        return journal_module.list_sessions(self.directory)
+
+    def request_exit(self) -> None:
+        """Ask the app to quit (``/exit``); headless runs end after the turn anyway."""
+        self.exit_requested = True
+        self.events.emit(ExitRequested())
+
+    def request_theme(self, name: str) -> None:
+        self.events.emit(ThemeRequested(name))
+
+    @property
+    def project_config_path(self) -> Path:
+        return config_module.project_config_file(self.project)
+
+    @property
+    def tokens(self) -> int:
+        return self.agent.tokens.total_tokens
 
     def resume(self, session_id: str | None = None) -> bool:
         """Load a journaled session (the last one of this folder without an id)."""
@@ -260,6 +304,7 @@ class Session:
         for message in messages:
             self.conversation.append(message)
         self.agent._close_open_calls("interrupted: the session ended before this call finished")
+        self.events.emit(ConversationReset("resume"))
         return True
 
     # -- running ----------------------------------------------------------------------------

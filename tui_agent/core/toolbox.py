@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 import time
@@ -91,6 +92,25 @@ class ToolboxEvent:
     result: Result | None = None
     elapsed: float = 0.0
     call_id: str = ""
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """The call in progress, for hooks that need more than ``tool_name`` (the alias used)."""
+
+    name: str
+    called_as: str
+    context: ToolContext | None
+
+
+_CURRENT: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar(
+    "tui_agent_call", default=None
+)
+
+
+def current_call() -> CallInfo | None:
+    """Inside a hook or handler: which tool is running, under which name it was called."""
+    return _CURRENT.get()
 
 
 @dataclass
@@ -324,6 +344,7 @@ class Toolbox:
         call_id = context.call_id if context is not None else ""
         self._emit(ToolboxEvent("call_started", tool.name, name, call_args, call_id=call_id))
         started = time.perf_counter()
+        token = _CURRENT.set(CallInfo(tool.name, name, context))
         try:
             raw = await self._call(tool, call_args, context)
             result = Result(raw)
@@ -331,6 +352,8 @@ class Toolbox:
             result = self._failure(exc, name, call_args)
         except SystemExit as exc:
             result = self._failure(exc, name, call_args)
+        finally:
+            _CURRENT.reset(token)
         self._record(tool.name, name, call_args, result, time.perf_counter() - started, context)
         return result
 

@@ -1,0 +1,295 @@
+"""Built-in file tools: read, write, edit, glob, grep, list.
+
+Paths are resolved against the session's folder. glob, grep and list respect .gitignore
+(through ``git ls-files`` inside a repository) and stop at 100 results, saying so.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import tui_agent
+
+READ_LIMIT = 2000
+LINE_CUT = 2000
+RESULTS = 100
+SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".ruff_cache"}
+
+
+def is_binary(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return b"\0" in handle.read(8192)
+
+
+@tui_agent.setup("files")
+def files(session: tui_agent.Session) -> None:
+    toolbox = session.toolbox
+
+    def resolve(path: str | None) -> Path:
+        target = Path(os.path.expanduser(path or "."))
+        return target if target.is_absolute() else session.directory / target
+
+    def shown(path: Path) -> str:
+        try:
+            return path.relative_to(session.directory).as_posix() or "."
+        except ValueError:
+            return str(path)
+
+    def listing(root: Path) -> list[Path]:
+        """Files under ``root`` that git would not ignore (every file outside a repository)."""
+        if (session.worktree / ".git").exists():
+            try:
+                done = subprocess.run(
+                    ["git", "-C", str(root), "ls-files", "-z", "-co", "--exclude-standard"],
+                    capture_output=True,
+                    timeout=30,
+                    check=True,
+                )
+                found = [root / p for p in done.stdout.decode(errors="replace").split("\0") if p]
+                return sorted(p for p in found if p.is_file())
+            except (OSError, subprocess.SubprocessError):
+                pass
+        result: list[Path] = []
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+            result.extend(Path(folder) / n for n in sorted(names))
+        return result
+
+    def suggestions(path: Path) -> list[str]:
+        candidates: list[str] = []
+        if path.parent.is_dir():
+            candidates += [shown(p) for p in path.parent.iterdir()]
+        candidates += [shown(p) for p in listing(session.directory)[:5000]]
+        by_name = {Path(c).name: c for c in candidates}
+        close = difflib.get_close_matches(path.name, list(by_name), n=5, cutoff=0.5)
+        return list(dict.fromkeys(by_name[c] for c in close))
+
+    @toolbox.add(
+        "read",
+        description=(
+            "Read a text file. Returns numbered lines (from `offset`, at most `limit`, 2000 by "
+            "default); very long lines are cut. Refuses binary files."
+        ),
+        params={
+            "path": {"type": "string", "description": "File to read"},
+            "offset": {"type": "integer", "minimum": 1, "description": "First line (1-based)"},
+            "limit": {"type": "integer", "minimum": 1, "description": "Most lines to return"},
+        },
+        required=["path"],
+        aliases=["open"],
+    )
+    def read(args: dict[str, Any]) -> dict[str, Any]:
+        path = resolve(args["path"])
+        if path.is_dir():
+            return {"error": f"{shown(path)} is a folder; use the list tool"}
+        if not path.is_file():
+            close = suggestions(path)
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            return {"error": f"file not found: {shown(path)}.{hint}"}
+        if is_binary(path):
+            return {"error": f"{shown(path)} is a binary file; not reading it"}
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        offset = int(args.get("offset") or 1)
+        limit = int(args.get("limit") or READ_LIMIT)
+        chosen = lines[offset - 1 : offset - 1 + limit]
+        out = []
+        for number, line in enumerate(chosen, offset):
+            if len(line) > LINE_CUT:
+                line = line[:LINE_CUT] + f"… [{len(line) - LINE_CUT} characters cut]"
+            out.append(f"{number:>6}\t{line}")
+        result: dict[str, Any] = {
+            "path": shown(path),
+            "content": "\n".join(out),
+            "total_lines": len(lines),
+        }
+        last = offset - 1 + len(chosen)
+        if last < len(lines):
+            result["note"] = f"showing lines {offset}-{last} of {len(lines)}; use offset to read on"
+        return result
+
+    @toolbox.add(
+        "write",
+        description="Write a file (creating parent folders), replacing what was there.",
+        params={
+            "path": {"type": "string", "description": "File to write"},
+            "content": {"type": "string", "description": "The whole new content"},
+        },
+        required=["path", "content"],
+    )
+    def write(args: dict[str, Any]) -> dict[str, Any]:
+        path = resolve(args["path"])
+        if path.is_dir():
+            return {"error": f"{shown(path)} is a folder"}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = args["content"].encode("utf-8")
+        existed = path.exists()
+        path.write_bytes(data)
+        return {"path": shown(path), "bytes": len(data), "created": not existed}
+
+    @toolbox.add(
+        "edit",
+        description=(
+            "Replace exact text in a file. `old` must occur once (or set replace_all); "
+            "returns a unified diff."
+        ),
+        params={
+            "path": {"type": "string", "description": "File to change"},
+            "old": {"type": "string", "description": "Exact text to replace"},
+            "new": {"type": "string", "description": "Replacement text"},
+            "replace_all": {"type": "boolean", "default": False, "description": "Every occurrence"},
+        },
+        required=["path", "old", "new"],
+    )
+    def edit(args: dict[str, Any]) -> dict[str, Any]:
+        path = resolve(args["path"])
+        if not path.is_file():
+            return {"error": f"file not found: {shown(path)}"}
+        old, new = args["old"], args["new"]
+        if old == "":
+            return {"error": "old is empty; use write to create or replace a whole file"}
+        text = path.read_text(encoding="utf-8")
+        count = text.count(old)
+        if count == 0:
+            hint = ""
+            if old.strip() and old.strip() in text:
+                hint = " (it does occur with different surrounding whitespace)"
+            return {"error": f"old text not found in {shown(path)}{hint}"}
+        if count > 1 and not args.get("replace_all"):
+            return {
+                "error": f"old text occurs {count} times in {shown(path)}; include more context "
+                "to make it unique, or set replace_all"
+            }
+        updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
+        path.write_text(updated, encoding="utf-8")
+        diff = "".join(
+            difflib.unified_diff(
+                text.splitlines(keepends=True),
+                updated.splitlines(keepends=True),
+                fromfile=f"a/{shown(path)}",
+                tofile=f"b/{shown(path)}",
+            )
+        )
+        return {
+            "path": shown(path),
+            "replacements": count if args.get("replace_all") else 1,
+            "diff": diff,
+        }
+
+    def capped(items: list[str], what: str) -> dict[str, Any]:
+        result: dict[str, Any] = {what: items[:RESULTS], "count": len(items)}
+        if len(items) > RESULTS:
+            result["note"] = f"showing {RESULTS} of {len(items)} {what}; narrow the search"
+        return result
+
+    @toolbox.add(
+        "glob",
+        description="Find files by glob pattern (e.g. `**/*.py`), respecting .gitignore.",
+        params={
+            "pattern": {"type": "string", "description": "Glob pattern, relative to path"},
+            "path": {"type": "string", "description": "Folder to search (default: .)"},
+        },
+        required=["pattern"],
+    )
+    def glob(args: dict[str, Any]) -> dict[str, Any]:
+        root = resolve(args.get("path"))
+        if not root.is_dir():
+            return {"error": f"not a folder: {shown(root)}"}
+        pattern = args["pattern"]
+        found = []
+        for file in listing(root):
+            relative = file.relative_to(root).as_posix()
+            if _glob_match(relative, pattern):
+                found.append(shown(file))
+        return capped(found, "files")
+
+    @toolbox.add(
+        "grep",
+        description=(
+            "Search file contents with a regular expression, respecting .gitignore. "
+            "Returns `path:line: text` matches; `include` filters file names (e.g. `*.py`)."
+        ),
+        params={
+            "pattern": {"type": "string", "description": "Python regular expression"},
+            "path": {"type": "string", "description": "Folder or file to search (default: .)"},
+            "include": {"type": "string", "description": "Only files whose name matches this glob"},
+        },
+        required=["pattern"],
+    )
+    def grep(args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            regex = re.compile(args["pattern"])
+        except re.error as exc:
+            return {"error": f"invalid regular expression: {exc}"}
+        root = resolve(args.get("path"))
+        targets = [root] if root.is_file() else listing(root) if root.is_dir() else None
+        if targets is None:
+            return {"error": f"not found: {shown(root)}"}
+        include = args.get("include")
+        matches: list[str] = []
+        for file in targets:
+            if include and not fnmatch.fnmatch(file.name, include):
+                continue
+            try:
+                if is_binary(file):
+                    continue
+                with file.open(encoding="utf-8", errors="replace") as handle:
+                    for number, line in enumerate(handle, 1):
+                        if regex.search(line):
+                            matches.append(f"{shown(file)}:{number}: {line.rstrip()[:500]}")
+                            if len(matches) > RESULTS * 10:
+                                break
+            except OSError:
+                continue
+        return capped(matches, "matches")
+
+    @toolbox.add(
+        "list",
+        description="List a folder as a tree (files and folders), respecting .gitignore.",
+        params={
+            "path": {"type": "string", "description": "Folder to list (default: .)"},
+            "depth": {"type": "integer", "minimum": 1, "default": 2, "description": "Levels"},
+        },
+    )
+    def list_(args: dict[str, Any]) -> dict[str, Any]:
+        root = resolve(args.get("path"))
+        if not root.is_dir():
+            return {"error": f"not a folder: {shown(root)}"}
+        depth = int(args.get("depth") or 2)
+        entries: set[str] = set()
+        for file in listing(root):
+            parts = file.relative_to(root).parts
+            for level in range(1, min(len(parts), depth) + 1):
+                entry = "/".join(parts[:level])
+                entries.add(entry + ("/" if level < len(parts) else ""))
+        return capped(sorted(entries), "entries")
+
+
+def _glob_match(relative: str, pattern: str) -> bool:
+    """Glob with ``**`` across folders; a pattern without ``/`` matches file names anywhere."""
+    if "/" not in pattern and not pattern.startswith("**"):
+        return fnmatch.fnmatch(relative.rsplit("/", 1)[-1], pattern)
+    regex = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            regex += "(?:.*/)?"
+            i += 3
+        elif pattern.startswith("**", i):
+            regex += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            regex += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            regex += "[^/]"
+            i += 1
+        else:
+            regex += re.escape(pattern[i])
+            i += 1
+    return re.fullmatch(regex, relative) is not None

@@ -1,0 +1,129 @@
+"""The permission hook (SPEC §6): one global before hook over every tool call.
+
+Rules come from ``[permission]`` in config; ``ask`` goes to the session's approver (the
+app's dialog, or the headless policy: deny unless ``--yes``). The hook sees the real tool
+name, so aliases, tool-to-tool calls, overrides and ``/reload`` cannot get around it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import tui_agent
+from tui_agent.permissions import (
+    Rules,
+    add_rule,
+    session_pattern,
+    subjects_for,
+)
+
+
+@tui_agent.setup("permissions")
+def permissions(session: tui_agent.Session) -> None:
+    state = session.state.setdefault("permissions", {"session": {}})
+    session_allows: dict[str, list[str]] = state["session"]
+
+    def rules() -> Rules:
+        table = session.config.get("permission")
+        return Rules(table if isinstance(table, dict) else {}, session_allows)
+
+    for problem in rules().problems():
+        session.output.say(f"config: {problem}", kind="error")
+
+    session.tool_filters.append(lambda name: rules().hidden(name))
+
+    @session.toolbox.before()
+    async def guard(args: dict[str, Any], tool_name: str) -> None:
+        call = tui_agent.current_call()
+        called_as = call.called_as if call is not None else tool_name
+        subjects = subjects_for(tool_name, args, session.directory, session.worktree)
+        verdicts = rules().check_all(tool_name, subjects)
+        denied = next((v for v in verdicts if v.action == "deny"), None)
+        if denied is not None:
+            raise tui_agent.PermissionDenied(f"Permission denied: {tool_name}")
+        asking = [v for v in verdicts if v.action == "ask"]
+        if not asking:
+            return
+        patterns = tuple(dict.fromkeys(session_pattern(tool_name, v.subject) for v in asking))
+        request = tui_agent.ApprovalRequest(
+            tool=tool_name,
+            called_as=called_as,
+            args=dict(args),
+            subject=" ; ".join(v.subject for v in asking),
+            rule=asking[0].rule,
+            session_pattern=", ".join(patterns),
+            patterns=patterns,
+        )
+        decision = await session.ask(request)
+        if decision.choice == "session":
+            for pattern in patterns:
+                allowed = session_allows.setdefault(tool_name, [])
+                if pattern not in allowed:
+                    allowed.append(pattern)
+        elif decision.choice == "always":
+            path = session.project_config_path
+            table = session.config.settings.setdefault("permission", {})
+            for pattern in patterns:
+                try:
+                    add_rule(path, tool_name, pattern, "allow")
+                except (OSError, ValueError) as exc:
+                    session.output.say(f"could not save the rule: {exc}", kind="error")
+                rule = table.get(tool_name)
+                if not isinstance(rule, dict):
+                    rule = {"*": rule} if isinstance(rule, str) else {}
+                    table[tool_name] = rule
+                rule[pattern] = "allow"
+        elif not decision.allowed:
+            message = f"User denied permission: {tool_name}"
+            if decision.choice == "feedback" and decision.feedback.strip():
+                message += f": {decision.feedback.strip()}"
+            raise tui_agent.PermissionDenied(message)
+
+    def describe() -> str:
+        current = rules()
+        lines = ["**Permission rules** (last matching pattern wins)", ""]
+        lines += ["| Tool | Rule |", "|---|---|"]
+        shown = dict(current.table)
+        for name in sorted(session.toolbox.tools):
+            if name not in shown:
+                action, where = current.rule_for(name)
+                lines.append(f"| {name} | {json.dumps(action)} ({where}) |")
+        for name, rule in shown.items():
+            lines.append(f"| {name} | `{json.dumps(rule)}` (config) |")
+        lines += ["", "**Allowed for this session**", ""]
+        pairs = [(t, p) for t, ps in session_allows.items() for p in ps]
+        lines += [f"- `{t}`: `{p}`" for t, p in pairs] or ["- (none)"]
+        if pairs:
+            lines += [
+                "",
+                "Revoke with `/permissions revoke TOOL PATTERN` or `/permissions revoke all`.",
+            ]
+        return "\n".join(lines)
+
+    def revoke_completions() -> list[str]:
+        items = ["revoke all"]
+        items += [f"revoke {t} {p}" for t, ps in session_allows.items() for p in ps]
+        return items
+
+    @session.commands.register(
+        "permissions",
+        description="Show permission rules and session allows; /permissions revoke TOOL PATTERN",
+        completions=revoke_completions,
+    )
+    def permissions_command(args: str | None) -> None:
+        if not args:
+            session.output.say(describe(), kind="markdown")
+            return
+        verb, _, rest = args.partition(" ")
+        if verb != "revoke":
+            raise ValueError("usage: /permissions [revoke all | revoke TOOL PATTERN]")
+        if rest.strip() == "all":
+            session_allows.clear()
+            session.output.say("Revoked every session allow.")
+            return
+        tool, _, pattern = rest.strip().partition(" ")
+        if pattern not in session_allows.get(tool, []):
+            raise ValueError(f"no session allow for {tool} {pattern!r}")
+        session_allows[tool].remove(pattern)
+        session.output.say(f"Revoked: {tool} {pattern}")

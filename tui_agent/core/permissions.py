@@ -1,0 +1,278 @@
+"""Permission rules (SPEC §6): which tool calls are allowed, asked about or denied.
+
+``[permission]`` in config maps a tool to an action (``allow``/``ask``/``deny``) or to a
+table of pattern → action matched against the call's subject; ``"*"`` matches anything
+and the last matching pattern wins. A tool without a rule uses the top-level ``"*"``,
+then the defaults (read, glob, grep, list allow; everything else ask).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .shell import split_commands
+
+ACTIONS = ("allow", "ask", "deny")
+DEFAULTS: dict[str, str] = {"read": "allow", "glob": "allow", "grep": "allow", "list": "allow"}
+PATH_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list"})
+_STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@lru_cache(maxsize=1024)
+def _compile(pattern: str) -> re.Pattern[str]:
+    body = ".*".join(re.escape(part) for part in pattern.split("*"))
+    if pattern.endswith(" *"):  # "rm *" also matches a bare "rm"
+        body = body[: -len(re.escape(" ") + ".*")] + r"(?:\s.*)?"
+    return re.compile(body, re.DOTALL)
+
+
+def matches(pattern: str, subject: str) -> bool:
+    return pattern == "*" or _compile(pattern).fullmatch(subject) is not None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    action: str
+    subject: str
+    rule: str
+    outside: bool = False
+
+
+@dataclass(frozen=True)
+class Subject:
+    text: str
+    outside: bool = False
+
+
+class Rules:
+    """The rules in force: defaults, then config (``permission`` table), then session allows."""
+
+    def __init__(
+        self,
+        table: Mapping[str, Any] | None = None,
+        session_allows: Mapping[str, list[str]] | None = None,
+    ) -> None:
+        self.table: dict[str, Any] = dict(table or {})
+        self.session_allows = {k: list(v) for k, v in (session_allows or {}).items()}
+
+    def problems(self) -> list[str]:
+        found = []
+        for tool, rule in self.table.items():
+            values = rule.values() if isinstance(rule, Mapping) else [rule]
+            for value in values:
+                if value not in ACTIONS:
+                    found.append(f"permission.{tool}: {value!r} is not one of allow, ask, deny")
+        return found
+
+    def rule_for(self, tool: str) -> tuple[Any, str]:
+        if tool in self.table:
+            return self.table[tool], f"permission.{tool}"
+        if "*" in self.table:
+            return self.table["*"], 'permission."*"'
+        action = DEFAULTS.get(tool, "ask")
+        return action, f"default for {tool}"
+
+    def check(self, tool: str, subject: Subject) -> Verdict:
+        rule, where = self.rule_for(tool)
+        action, label, explicit = "ask", where, False
+        if isinstance(rule, Mapping):
+            chosen = None
+            for pattern, value in rule.items():
+                if matches(str(pattern), subject.text):
+                    chosen = (str(pattern), str(value))
+            if chosen is None:
+                fallback = "ask" if tool not in DEFAULTS else DEFAULTS[tool]
+                top = self.table.get("*") if tool in self.table else None
+                action = str(top) if isinstance(top, str) else fallback
+                label = f"{where}: no pattern matched"
+            else:
+                action = chosen[1]
+                label = f"{where} {json.dumps(chosen[0])} = {json.dumps(chosen[1])}"
+                explicit = chosen[0] != "*"
+        else:
+            action = str(rule)
+            label = f"{where} = {json.dumps(action)}" if not where.startswith("default") else where
+        if action not in ACTIONS:
+            action = "ask"
+            label += " (not a valid action: asking)"
+        if subject.outside and action == "allow" and not explicit:
+            action, label = "ask", f"{subject.text} is outside the worktree"
+        if action == "ask" and any(
+            matches(p, subject.text) for p in self.session_allows.get(tool, [])
+        ):
+            action, label = "allow", "allowed for this session"
+        return Verdict(action, subject.text, label, subject.outside)
+
+    def check_all(self, tool: str, subjects: list[Subject]) -> list[Verdict]:
+        return [self.check(tool, s) for s in subjects]
+
+    def hidden(self, tool: str) -> bool:
+        """Denied outright (for ``*``): such a tool is not offered to the model at all."""
+        rule, _ = self.rule_for(tool)
+        if isinstance(rule, Mapping):
+            return bool(rule) and all(v == "deny" for v in rule.values())
+        return bool(rule == "deny")
+
+
+def strictest(verdicts: list[Verdict]) -> str:
+    return max((v.action for v in verdicts), key=lambda a: _STRICTNESS[a], default="allow")
+
+
+def path_subject(path: str, directory: Path, worktree: Path) -> Subject:
+    """A path relative to the worktree, or absolute (and flagged) when outside it."""
+    target = Path(os.path.expanduser(path or "."))
+    if not target.is_absolute():
+        target = directory / target
+    resolved = Path(os.path.normpath(target))
+    try:
+        resolved = resolved.resolve()
+    except OSError:
+        pass
+    try:
+        relative = resolved.relative_to(worktree.resolve())
+    except ValueError:
+        return Subject(str(resolved), outside=True)
+    text = relative.as_posix()
+    return Subject("." if text in ("", ".") else text)
+
+
+def subjects_for(
+    tool: str, args: Mapping[str, Any], directory: Path, worktree: Path
+) -> list[Subject]:
+    if tool == "execute":
+        command = args.get("command")
+        if not isinstance(command, str):
+            return [Subject("*")]
+        parts = split_commands(command) or [command.strip()]
+        found = [Subject(p) for p in parts]
+        workdir = args.get("workdir")
+        if isinstance(workdir, str) and workdir:
+            where = path_subject(workdir, directory, worktree)
+            if where.outside:
+                found = [Subject(s.text, outside=True) for s in found]
+        return found
+    if tool in PATH_TOOLS:
+        path = args.get("path")
+        return [path_subject(path if isinstance(path, str) else ".", directory, worktree)]
+    return [Subject("*")]
+
+
+def session_pattern(tool: str, subject: str) -> str:
+    """What "allow for this session" adds: ``git commit *`` for a command, the path's folder
+    for files, ``*`` for other tools."""
+    if tool == "execute":
+        words = subject.split()
+        if not words:
+            return "*"
+        keep = (
+            words[:2]
+            if len(words) > 1 and re.fullmatch(r"[A-Za-z][\w.:-]*", words[1])
+            else words[:1]
+        )
+        return " ".join(keep) + " *"
+    if tool in PATH_TOOLS:
+        if subject in (".", "*"):
+            return subject
+        parent = subject.rsplit("/", 1)[0] if "/" in subject else ""
+        return f"{parent}/*" if parent else "*"
+    return "*"
+
+
+# -- writing "always allow" rules -----------------------------------------------------------
+
+_HEADER = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*(#.*)?$")
+
+
+def _key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+
+
+def _section(lines: list[str], name: str) -> tuple[int, int] | None:
+    start = None
+    for index, line in enumerate(lines):
+        header = _HEADER.match(line)
+        if header is None or line.lstrip().startswith("[["):
+            continue
+        title = header.group(1).replace(" ", "")
+        if start is not None:
+            return start, index
+        if title in (name, f'"{name}"'):
+            start = index
+    return (start, len(lines)) if start is not None else None
+
+
+def add_rule(path: Path, tool: str, pattern: str, action: str = "allow") -> None:
+    """Add ``tool."pattern" = action`` to ``[permission]`` in a TOML file, keeping the rest
+    of the file as it was. Raises ``ValueError`` when the file cannot be edited safely."""
+    if action not in ACTIONS:
+        raise ValueError(f"not an action: {action!r}")
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path} is not valid TOML ({exc}); fix it first") from None
+    table = data.get("permission", {})
+    if not isinstance(table, dict):
+        raise ValueError(f"{path}: permission is not a table")
+    existing = table.get(tool)
+    entry = f"{json.dumps(pattern)} = {json.dumps(action)}"
+    lines = text.splitlines()
+    sub = _section(lines, f"permission.{tool}")
+    if sub is not None:
+        end = sub[1]
+        while end > sub[0] + 1 and not lines[end - 1].strip():
+            end -= 1
+        lines.insert(end, entry)
+    else:
+        section = _section(lines, "permission")
+        if section is None:
+            if "permission" in data:
+                raise ValueError(f"{path}: edit the permission table by hand (inline form)")
+            if lines and lines[-1].strip():
+                lines.append("")
+            lines += ["[permission]", f"{_key(tool)} = {{ {entry} }}"]
+        else:
+            start, end = section
+            key_line = re.compile(
+                rf"^\s*({re.escape(_key(tool))}|{re.escape(json.dumps(tool))})\s*="
+            )
+            found = next((i for i in range(start + 1, end) if key_line.match(lines[i])), None)
+            if found is None:
+                while end > start + 1 and not lines[end - 1].strip():
+                    end -= 1
+                lines.insert(end, f"{_key(tool)} = {{ {entry} }}")
+            elif isinstance(existing, str):
+                lines[found] = f'{_key(tool)} = {{ "*" = {json.dumps(existing)}, {entry} }}'
+            elif isinstance(existing, dict):
+                line = lines[found].rstrip()
+                code, hash_, comment = line.partition(" #")
+                close = code.rstrip().rfind("}")
+                if close == -1:
+                    raise ValueError(f"{path}: edit permission.{tool} by hand")
+                inner = code[:close].rstrip()
+                joiner = " " if inner.endswith("{") else ", "
+                lines[found] = f"{inner}{joiner}{entry} }}" + (hash_ + comment if hash_ else "")
+            else:
+                raise ValueError(f"{path}: permission.{tool} has an unexpected form")
+    new_text = "\n".join(lines) + "\n"
+    check = tomllib.loads(new_text).get("permission", {}).get(tool)
+    if not (isinstance(check, dict) and check.get(pattern) == action):
+        raise ValueError(f"could not add the rule to {path} safely; add it by hand: {entry}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".toml")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(new_text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
