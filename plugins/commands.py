@@ -1,6 +1,11 @@
-"""Built-in slash commands that need nothing but the session: /help, /tools, /reload."""
+"""Built-in slash commands: /help, /tools, /reload, /exit, /clear, /compact, /context,
+/model, /provider, /sessions, /resume, /theme."""
 
 from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime
 
 import tui_agent
 from tui_agent.describe import tool_markdown, tools_markdown
@@ -41,3 +46,155 @@ def commands(session: tui_agent.Session) -> None:
         )
         for problem in report.problems:
             say(f"plugin problem: {problem}", kind="error")
+
+
+COMPACT_PROMPT = (
+    "Summarize our conversation so far for your own later use: the goal, what was done "
+    "(files read or changed, commands run, results), decisions made, and what is left to "
+    "do. Be specific and brief; this summary will replace the conversation."
+)
+
+
+@tui_agent.setup("session-commands")
+def session_commands(session: tui_agent.Session) -> None:
+    say = session.output.say
+    models: list[str] = []
+    fetching: list[asyncio.Task[None]] = []
+
+    def exit_command() -> None:
+        session.request_exit()
+
+    session.commands.register("exit", description="Quit tui-agent", handler=exit_command)
+    session.commands.register("quit", description="Quit tui-agent", handler=exit_command)
+
+    @session.commands.register("clear", description="Start a fresh conversation")
+    def clear_command(args: str | None) -> None:
+        session.clear()
+        say("Conversation cleared.")
+
+    @session.commands.register(
+        "compact", description="Replace the conversation with a summary the model writes"
+    )
+    async def compact_command(args: str | None) -> None:
+        if not session.conversation.messages:
+            say("Nothing to compact yet.")
+            return
+        before = len(session.conversation)
+        prompt = COMPACT_PROMPT + (f" Focus on: {args}" if args else "")
+        summary = await session.complete(
+            [*session.conversation.messages, {"role": "user", "content": prompt}]
+        )
+        if not summary.strip():
+            raise RuntimeError("the model returned an empty summary; the conversation is kept")
+        session.clear()
+        session.record(
+            {"role": "user", "content": f"Summary of the conversation so far:\n\n{summary}"}
+        )
+        say(f"Compacted {before} messages into a summary.")
+
+    @session.commands.register(
+        "context", description="Show what the conversation holds and the tokens used"
+    )
+    def context_command(args: str | None) -> None:
+        messages = session.conversation.messages
+        counts: dict[str, int] = {}
+        for message in messages:
+            counts[message.get("role", "?")] = counts.get(message.get("role", "?"), 0) + 1
+        chars = sum(len(json.dumps(m, ensure_ascii=False)) for m in messages)
+        by_role = ", ".join(f"{k} {v}" for k, v in counts.items())
+        system = len(session.system_prompt())
+        tools = len(json.dumps(session.offered_tools()))
+        lines = [
+            "| | |",
+            "|---|---|",
+            f"| Messages | {len(messages)} ({by_role or 'none'}) |",
+            f"| Conversation | ~{chars // 4} tokens ({chars} characters) |",
+            f"| System prompt | ~{system // 4} tokens |",
+            f"| Tool definitions | ~{tools // 4} tokens ({len(session.offered_tools())} tools) |",
+            f"| Tokens used so far | {session.tokens} (as reported by the provider) |",
+            f"| Model | {session.provider_name} / {session.provider.model} |",
+        ]
+        say("\n".join(lines), kind="markdown")
+
+    async def fetch_models() -> None:
+        found = await session.provider.models()
+        models[:] = found
+
+    def model_completions() -> list[str]:
+        if not models and not fetching:
+            try:
+                fetching.append(asyncio.get_running_loop().create_task(fetch_models()))
+            except RuntimeError:
+                pass
+        return sorted({*models, session.provider.model})
+
+    @session.commands.register(
+        "model",
+        description="Show or switch the model: /model NAME",
+        completions=model_completions,
+    )
+    async def model_command(args: str | None) -> None:
+        if args:
+            session.set_model(model=args)
+            say(f"Model: {session.provider_name} / {args}")
+            return
+        await fetch_models()
+        current = session.provider.model
+        listed = ", ".join(f"**{m}**" if m == current else m for m in models) or "(none listed)"
+        say(f"Model: {session.provider_name} / {current}\n\nAvailable: {listed}", kind="markdown")
+
+    @session.commands.register(
+        "provider",
+        description="Show or switch the provider: /provider NAME",
+        completions=session.provider_names,
+    )
+    def provider_command(args: str | None) -> None:
+        if not args:
+            say(f"Provider: {session.provider_name}. Known: {', '.join(session.provider_names())}")
+            return
+        if args not in session.provider_names():
+            raise ValueError(
+                f"unknown provider {args!r}. Known: {', '.join(session.provider_names())}"
+            )
+        session.set_provider(args)
+        models.clear()
+        say(f"Provider: {args} / {session.provider.model}")
+
+    @session.commands.register("sessions", description="List this folder's saved sessions")
+    def sessions_command(args: str | None) -> None:
+        found = session.sessions()
+        if not found:
+            say("No saved sessions for this folder yet.")
+            return
+        lines = ["| Id | When | Messages | First message |", "|---|---|---|---|"]
+        for info in found[:30]:
+            when = datetime.fromtimestamp(info.modified).strftime("%Y-%m-%d %H:%M")
+            title = info.title.replace("|", "\\|") or "(empty)"
+            marker = " (current)" if info.id == session.id else ""
+            lines.append(f"| `{info.id}`{marker} | {when} | {info.messages} | {title} |")
+        say("\n".join(lines) + "\n\nResume one with `/resume ID`.", kind="markdown")
+
+    @session.commands.register(
+        "resume",
+        description="Resume a saved session: /resume ID",
+        completions=lambda: [info.id for info in session.sessions()],
+    )
+    def resume_command(args: str | None) -> None:
+        if not args:
+            raise ValueError("usage: /resume ID (see /sessions)")
+        if not session.resume(args):
+            raise ValueError(f"no saved session {args!r} (see /sessions)")
+        say(f"Resumed {args}: {len(session.conversation)} messages.")
+
+    @session.commands.register(
+        "theme",
+        description="Switch the colour theme: /theme NAME",
+        completions=lambda: list(session.themes),
+    )
+    def theme_command(args: str | None) -> None:
+        if not args:
+            say(f"Themes: {', '.join(session.themes) or '(none in this mode)'}")
+            return
+        if session.themes and args not in session.themes:
+            raise ValueError(f"unknown theme {args!r}. Themes: {', '.join(session.themes)}")
+        session.request_theme(args)

@@ -202,6 +202,9 @@ class Session:
                 await closer()
         return "".join(parts)
 
+    def set_provider(self, name: str) -> None:
+        self.set_model(provider=name)
+
     def set_model(self, model: str | None = None, provider: str | None = None) -> None:
         """Switch model and/or provider for the rest of the session."""
         if model:
