@@ -149,13 +149,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     setup_logging()
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        print(
-            "\ntui-agent: the full-screen app is not built yet; try `tui-agent tools`.",
-            file=sys.stderr,
-        )
-        return 2
     try:
         session = create_session(
             args.directory or ".",
@@ -168,12 +161,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (NotADirectoryError, FileNotFoundError) as exc:
         print(f"tui-agent: {exc}", file=sys.stderr)
         return 2
-    report_problems(session, sys.stderr)
+    if args.command is not None:
+        report_problems(session, sys.stderr)
     if args.continue_ or args.resume:
         if not session.resume(args.resume):
             what = f"session {args.resume}" if args.resume else f"a session for {session.directory}"
             print(f"tui-agent: could not find {what}", file=sys.stderr)
             return 2
+    if args.command is None:
+        from .ui.app import run_app
+
+        return run_app(session)
     if args.command == "tools":
         return cmd_tools(session, args)
     if args.command == "run":

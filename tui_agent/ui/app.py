@@ -1,0 +1,285 @@
+"""The tui-agent app: chat, prompt, tools panel, approvals, palette, footer."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from ..core import events as ev
+from ..core.approval import ApprovalRequest, Decision
+from ..core.output import Note
+from ..core.providers.stub import HOW_TO
+from ..core.session import Session
+from .approval import ApprovalScreen, TrustScreen
+from .chat import ChatView
+from .palette import SlashCommands
+from .prompt import CompletionMenu, PromptArea
+from .tools_panel import ToolsPanel
+
+
+class AgentEvent(Message):
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event
+
+
+class OutputNote(Message):
+    def __init__(self, note: Note) -> None:
+        super().__init__()
+        self.note = note
+
+
+class UserLine(Message):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
+    """
+
+
+class TuiAgentApp(App[None]):
+    TITLE = "tui-agent"
+    CSS_PATH = "app.tcss"
+    COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {SlashCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+t", "toggle_tools", "Tools", id="app.tools"),
+        Binding("escape", "cancel_turn", "Cancel", id="app.cancel"),
+        Binding("ctrl+c", "cancel_turn", "Cancel", show=False, priority=True, id="app.cancel2"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit"),
+    ]
+
+    def __init__(self, session: Session, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.session = session
+        self._approval_lock = asyncio.Lock()
+        self._unsubscribe: list[Any] = []
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield ChatView(id="chat")
+                menu = CompletionMenu(id="completions")
+                prompt = PromptArea(self.session.commands, self.session.directory, id="prompt")
+                prompt.menu = menu
+                yield menu
+                yield prompt
+            yield ToolsPanel(self.session.toolbox, id="tools")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    @property
+    def chat(self) -> ChatView:
+        return self.query_one(ChatView)
+
+    async def on_mount(self) -> None:
+        session = self.session
+        self.sub_title = str(session.directory)
+        session.themes = sorted(self.available_themes)
+        session.approver = self.approve
+        self._unsubscribe.append(session.events.listen(lambda e: self.post_message(AgentEvent(e))))
+        self._unsubscribe.append(session.output.listen(lambda n: self.post_message(OutputNote(n))))
+        self.query_one(ToolsPanel).display = False
+        self.query_one(PromptArea).focus()
+        for note in list(session.output.history):
+            await self.chat.add_note(note.text, note.kind)
+        await self._show_load_state()
+        if session.conversation.messages:
+            await self.chat.show_transcript(session.conversation.messages)
+        self.update_status()
+        if session.needs_trust:
+            self.ask_trust()
+
+    async def _show_load_state(self) -> None:
+        session = self.session
+        if session.provider_name == "stub":
+            await self.chat.add_note(
+                f"Using the offline **stub** provider. {HOW_TO}", kind="markdown"
+            )
+        for problem in session.problems:
+            await self.chat.add_note(f"plugin problem: {problem}", kind="error")
+        if session.skipped and not session.needs_trust:
+            await self.chat.add_note(
+                f"Skipped untrusted project code in {session.project} "
+                f"({len(session.skipped)} files). Run with --trust to load it.",
+                kind="error",
+            )
+
+    def on_unmount(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Any:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Tools panel", "Show or hide the tools table", self.action_toggle_tools)
+        yield SystemCommand("Cancel turn", "Stop the running reply", self.action_cancel_turn)
+
+    def update_status(self) -> None:
+        session = self.session
+        try:
+            model = session.provider.model
+        except Exception as exc:
+            model = f"? ({exc})"
+        mode = "yes (allow all asks)" if session.yes else "ask"
+        folder = str(session.directory).replace(str(Path.home()), "~", 1)
+        busy = " · working…" if session.busy else ""
+        self.query_one(StatusBar).update(
+            f"{session.provider_name} / {model} · {session.tokens} tokens · "
+            f"permissions: {mode} · {folder}{busy}"
+        )
+
+    # -- trust --------------------------------------------------------------------------------
+
+    def ask_trust(self) -> None:
+        session = self.session
+        files = [str(p.relative_to(session.project)) for p in session.project_code]
+
+        async def answered(trusted: bool | None) -> None:
+            if trusted:
+                report = session.trust(remember=True)
+                await self.chat.add_note(
+                    f"Trusted {session.project}: loaded {len(report.plugin_files)} plugin files "
+                    f"and {len(report.tool_files)} tool files."
+                )
+                for problem in report.problems:
+                    await self.chat.add_note(f"plugin problem: {problem}", kind="error")
+            else:
+                session.distrust()
+                await self.chat.add_note(
+                    f"Not trusted: the project code in {session.project} stays off.", kind="error"
+                )
+            self.update_status()
+
+        self.push_screen(TrustScreen(str(session.project), files), answered)
+
+    # -- approvals ----------------------------------------------------------------------------
+
+    async def approve(self, request: ApprovalRequest) -> Decision:
+        """The session's approver: one dialog at a time, the rest wait their turn."""
+        async with self._approval_lock:
+            future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+
+            def done(decision: Decision | None) -> None:
+                if not future.done():
+                    future.set_result(decision or Decision("deny"))
+
+            self.push_screen(ApprovalScreen(request), done)
+            try:
+                return await future
+            except asyncio.CancelledError:
+                if isinstance(self.screen, ApprovalScreen):
+                    self.screen.dismiss(Decision("deny"))
+                raise
+
+    # -- input --------------------------------------------------------------------------------
+
+    async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
+        self.run_line(message.text)
+
+    def run_line(self, line: str) -> None:
+        if line.strip().startswith("/") and not line.strip().startswith("//"):
+            self.run_command(line)
+        else:
+            if self.session.busy:
+                self.notify("Still working: press Esc to cancel first.", severity="warning")
+                self.query_one(PromptArea).text = line
+                return
+            self.run_turn(line)
+
+    def say(self, text: str, kind: str | None = None) -> None:
+        """Queue a note behind the events already on their way, so the chat stays in order."""
+        self.post_message(OutputNote(Note(text, kind)))
+
+    @work(group="commands", exit_on_error=False)
+    async def run_command(self, line: str) -> None:
+        self.post_message(UserLine(line))
+        await self.session.run_command_line(line)
+        self.update_status()
+
+    @work(group="agent", exclusive=True, exit_on_error=False)
+    async def run_turn(self, prompt: str) -> None:
+        self.post_message(UserLine(prompt))
+        self.update_status()
+        try:
+            await self.session.turn(prompt)
+        except asyncio.CancelledError:
+            self.say("Cancelled.", "error")
+            raise
+        except Exception as exc:
+            self.say(f"error: {exc}", "error")
+        finally:
+            self.update_status()
+
+    # -- events from the core ----------------------------------------------------------------
+
+    async def on_agent_event(self, message: AgentEvent) -> None:
+        event = message.event
+        chat = self.chat
+        if isinstance(event, ev.TextChunk):
+            await chat.add_text(event.text)
+        elif isinstance(event, ev.ThinkingChunk):
+            await chat.add_thinking(event.text)
+        elif isinstance(event, ev.ToolCallStarted):
+            await chat.start_call(event.call_id, event.name, event.arguments, event.args)
+        elif isinstance(event, ev.ToolCallFinished):
+            chat.finish_call(event.call_id, event.result, event.elapsed)
+        elif isinstance(event, ev.UsageUpdate):
+            self.update_status()
+        elif isinstance(event, ev.Retrying):
+            await chat.add_note(
+                f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}"
+            )
+        elif isinstance(event, ev.TurnFinished):
+            await chat.end_reply()
+            self.update_status()
+        elif isinstance(event, ev.ConversationReset):
+            if event.reason == "resume":
+                await chat.show_transcript(self.session.conversation.messages)
+            else:
+                await chat.clear()
+        elif isinstance(event, ev.ExitRequested):
+            self.exit()
+        elif isinstance(event, ev.ThemeRequested):
+            self.theme = event.name
+
+    async def on_user_line(self, message: UserLine) -> None:
+        await self.chat.add_user(message.text)
+
+    async def on_output_note(self, message: OutputNote) -> None:
+        await self.chat.add_note(message.note.text, message.note.kind)
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def action_toggle_tools(self) -> None:
+        panel = self.query_one(ToolsPanel)
+        panel.display = not panel.display
+        if panel.display:
+            panel.refresh_table()
+
+    def action_cancel_turn(self) -> None:
+        if self.session.cancel():
+            self.notify("Cancelling…")
+        elif isinstance(self.focused, PromptArea) and self.focused.menu is not None:
+            self.focused.hide_menu()
+
+
+def run_app(session: Session) -> int:
+    app = TuiAgentApp(session)
+    app.run()
+    session.journal.close()
+    return 0

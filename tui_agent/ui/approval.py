@@ -1,0 +1,178 @@
+"""The approval dialog: the answer to the permission hook's question, by key or by mouse."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, ClassVar
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from ..core.approval import ApprovalRequest, Decision
+
+GUARD_SECONDS = 0.3
+
+
+def preview(request: ApprovalRequest) -> RenderableType:
+    """The command highlighted, a diff for write/edit, else the arguments as JSON."""
+    args = request.args
+    if request.tool == "execute" and isinstance(args.get("command"), str):
+        return Syntax(args["command"], "bash", word_wrap=True, theme="ansi_dark")
+    if request.tool == "edit" and isinstance(args.get("old"), str):
+        old = "".join(f"-{line}\n" for line in str(args.get("old", "")).splitlines())
+        new = "".join(f"+{line}\n" for line in str(args.get("new", "")).splitlines())
+        diff = f"--- {args.get('path')}\n+++ {args.get('path')}\n{old}{new}"
+        return Syntax(diff, "diff", word_wrap=True, theme="ansi_dark")
+    if request.tool == "write" and isinstance(args.get("content"), str):
+        lines = str(args["content"]).splitlines()
+        shown = "".join(f"+{line}\n" for line in lines[:200])
+        more = f"\n… {len(lines) - 200} more lines" if len(lines) > 200 else ""
+        return Group(
+            Text(f"new content of {args.get('path')}", style="bold"),
+            Syntax(shown + more, "diff", word_wrap=True, theme="ansi_dark"),
+        )
+    return Syntax(json.dumps(args, indent=2, ensure_ascii=False), "json", word_wrap=True)
+
+
+class ApprovalScreen(ModalScreen[Decision]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "choose('once')", "Allow once", id="approve.once"),
+        Binding("s", "choose('session')", "Allow for session", id="approve.session"),
+        Binding("a", "choose('always')", "Always allow", id="approve.always"),
+        Binding("n", "choose('deny')", "Deny", id="approve.deny"),
+        Binding("f", "feedback", "Deny with feedback", id="approve.feedback"),
+        Binding("escape", "choose('deny')", "Deny", show=False, id="approve.escape"),
+    ]
+
+    DEFAULT_CSS = """
+    ApprovalScreen { align: center middle; }
+    ApprovalScreen > Vertical {
+        width: 90%; max-width: 110; height: auto; max-height: 90%;
+        border: thick $warning; background: $surface; padding: 1 2;
+    }
+    ApprovalScreen #approval-title { text-style: bold; color: $warning; }
+    ApprovalScreen #approval-preview { height: auto; max-height: 16; margin: 1 0; }
+    ApprovalScreen .meta { color: $text-muted; }
+    ApprovalScreen Horizontal { height: auto; }
+    ApprovalScreen Button { margin: 0 1 0 0; min-width: 10; }
+    ApprovalScreen #feedback { display: none; }
+    ApprovalScreen #feedback.visible { display: block; }
+    """
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__()
+        self.request = request
+        self.opened = time.monotonic()
+
+    def compose(self) -> ComposeResult:
+        r = self.request
+        alias = f" (called as {r.called_as})" if r.called_as and r.called_as != r.tool else ""
+        with Vertical():
+            yield Label(f"Allow {r.tool}{alias}?", id="approval-title")
+            with VerticalScroll(id="approval-preview"):
+                yield Static(preview(r))
+            yield Static(Text(f"subject: {r.subject}", style="dim"), classes="meta")
+            yield Static(Text(f"asked by: {r.rule}", style="dim"), classes="meta")
+            yield Static(
+                Text(f"allow for session adds: {r.tool} {r.session_pattern}", style="dim"),
+                classes="meta",
+            )
+            yield Input(placeholder="Tell the model why (Enter sends, Esc cancels)", id="feedback")
+            with Horizontal():
+                yield Button("Allow once [y]", id="once", variant="success")
+                yield Button("For session [s]", id="session", variant="primary")
+                yield Button("Always [a]", id="always")
+                yield Button("Deny [n]", id="deny", variant="error")
+                yield Button("Feedback [f]", id="feedback-button", variant="warning")
+
+    def _too_soon(self) -> bool:
+        return time.monotonic() - self.opened < GUARD_SECONDS
+
+    async def on_key(self, event: events.Key) -> None:
+        if self._too_soon() and not self.query_one("#feedback", Input).has_focus:
+            event.stop()
+            event.prevent_default()
+
+    def action_choose(self, choice: str) -> None:
+        feedback = self.query_one("#feedback", Input)
+        if feedback.has_focus and choice == "deny":
+            feedback.remove_class("visible")
+            feedback.value = ""
+            self.set_focus(None)
+            return
+        if self._too_soon():
+            return
+        self.dismiss(Decision(choice))  # type: ignore[arg-type]
+
+    def action_feedback(self) -> None:
+        if self._too_soon():
+            return
+        feedback = self.query_one("#feedback", Input)
+        feedback.add_class("visible")
+        feedback.focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "feedback-button":
+            self.action_feedback()
+        elif event.button.id:
+            self.action_choose(event.button.id)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(Decision("feedback", event.value))
+
+
+class TrustScreen(ModalScreen[bool]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Trust", id="trust.yes"),
+        Binding("n", "answer(False)", "Don't trust", id="trust.no"),
+        Binding("escape", "answer(False)", "Don't trust", show=False, id="trust.escape"),
+    ]
+    DEFAULT_CSS = """
+    TrustScreen { align: center middle; }
+    TrustScreen > Vertical {
+        width: 80%; max-width: 100; height: auto; border: thick $accent;
+        background: $surface; padding: 1 2;
+    }
+    TrustScreen Horizontal { height: auto; margin-top: 1; }
+    TrustScreen Button { margin-right: 1; }
+    """
+
+    def __init__(self, folder: str, files: list[str]) -> None:
+        super().__init__()
+        self.folder = folder
+        self.files = files
+
+    def compose(self) -> ComposeResult:
+        shown = "\n".join(f"  {f}" for f in self.files[:15])
+        more = f"\n  … and {len(self.files) - 15} more" if len(self.files) > 15 else ""
+        with Vertical():
+            yield Label("Trust this folder?", classes="title")
+            yield Static(
+                f"{self.folder} has its own code, which runs with your permissions:\n"
+                f"{shown}{more}\n\nTrust it only if you know where this code comes from. "
+                "The answer is remembered for this folder."
+            )
+            with Horizontal():
+                yield Button("Trust [y]", id="yes", variant="warning")
+                yield Button("Don't trust [n]", id="no", variant="primary")
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+
+def describe_args(args: dict[str, Any]) -> str:
+    return json.dumps(args, ensure_ascii=False)

@@ -1,0 +1,56 @@
+"""Command palette provider: every registered slash command, and its completions."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from .app import TuiAgentApp
+
+
+class SlashCommands(Provider):
+    """Reads the registry at every search, so it follows ``/reload`` and new plugins."""
+
+    @property
+    def agent_app(self) -> TuiAgentApp:
+        return cast("TuiAgentApp", self.app)
+
+    def _run(self, line: str) -> None:
+        self.agent_app.run_line(line)
+
+    async def discover(self) -> Hits:
+        for name, description in self.agent_app.session.commands:
+            yield DiscoveryHit(name, partial(self._run, name), help=description or None)
+
+    async def search(self, query: str) -> Hits:
+        commands = self.agent_app.session.commands
+        text = query.lstrip()
+        if text.startswith("/") and " " in text:
+            name, _, partial_arg = text[1:].partition(" ")
+            command = commands.get(name)
+            if command is None:
+                return
+            for completion in commands.completions_for(name, partial_arg):
+                line = f"/{name} {completion}"
+                yield Hit(
+                    100.0,
+                    self.matcher(query).highlight(line),
+                    partial(self._run, line),
+                    text=line,
+                    help=command.description or None,
+                )
+            return
+        matcher = self.matcher(query)
+        for name, description in commands:
+            score = matcher.match(f"{name} {description}")
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(name),
+                    partial(self._run, name),
+                    text=name,
+                    help=description or None,
+                )

@@ -1,0 +1,211 @@
+"""The prompt: multi-line, Enter sends, Ctrl+J inserts a newline, Up/Down history,
+Tab completion with a dropdown (command names, a command's completions, file names)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import OptionList, TextArea
+
+from ..core.commands import Commands, complete
+from ..core.paths import user_data_dir
+
+HISTORY_SIZE = 500
+
+
+def history_file() -> Path:
+    return user_data_dir() / "prompt-history.json"
+
+
+def load_history() -> list[str]:
+    try:
+        data = json.loads(history_file().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [str(item) for item in data][-HISTORY_SIZE:] if isinstance(data, list) else []
+
+
+def save_history(items: list[str]) -> None:
+    path = history_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(items[-HISTORY_SIZE:]), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+class CompletionMenu(OptionList):
+    """The Tab-completion dropdown under the prompt."""
+
+    DEFAULT_CSS = """
+    CompletionMenu {
+        display: none;
+        height: auto;
+        max-height: 10;
+        border: round $accent;
+        margin: 0 1;
+    }
+    CompletionMenu.visible { display: block; }
+    """
+
+
+class PromptArea(TextArea):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+j", "newline", "Newline", id="prompt.newline"),
+        Binding("enter", "submit", "Send", id="prompt.send", show=True, priority=False),
+    ]
+
+    DEFAULT_CSS = """
+    PromptArea {
+        height: auto;
+        min-height: 3;
+        max-height: 12;
+        border: round $primary;
+        padding: 0 1;
+    }
+    PromptArea:focus { border: round $accent; }
+    """
+
+    @dataclass
+    class Submitted(Message):
+        text: str
+
+    def __init__(self, commands: Commands, directory: Path, **kwargs: object) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
+        self.commands = commands
+        self.directory = directory
+        self.prompt_history = load_history()
+        self._history_index: int | None = None
+        self._draft = ""
+        self._completion_start = 0
+        self.menu: CompletionMenu | None = None
+
+    # -- keys -----------------------------------------------------------------------------
+
+    async def _on_key(self, event: events.Key) -> None:
+        menu = self.menu
+        if menu is not None and menu.has_class("visible"):
+            if event.key in ("down", "up"):
+                event.stop()
+                event.prevent_default()
+                if event.key == "down":
+                    menu.action_cursor_down()
+                else:
+                    menu.action_cursor_up()
+                return
+            if event.key in ("enter", "tab"):
+                event.stop()
+                event.prevent_default()
+                index = menu.highlighted if menu.highlighted is not None else 0
+                self.apply_completion(str(menu.get_option_at_index(index).prompt))
+                return
+            if event.key == "escape":
+                event.stop()
+                event.prevent_default()
+                self.hide_menu()
+                return
+            self.hide_menu()
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.action_submit()
+            return
+        if event.key == "tab":
+            event.stop()
+            event.prevent_default()
+            self.action_complete()
+            return
+        if event.key == "up" and self.cursor_location[0] == 0 and self.prompt_history:
+            event.stop()
+            event.prevent_default()
+            self.history_back()
+            return
+        if event.key == "down" and self.cursor_location[0] == self.document.line_count - 1:
+            if self._history_index is not None:
+                event.stop()
+                event.prevent_default()
+                self.history_forward()
+                return
+        await super()._on_key(event)
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    def action_submit(self) -> None:
+        text = self.text
+        if not text.strip():
+            return
+        if not self.prompt_history or self.prompt_history[-1] != text:
+            self.prompt_history.append(text)
+            save_history(self.prompt_history)
+        self._history_index = None
+        self.text = ""
+        self.post_message(self.Submitted(text))
+
+    # -- history --------------------------------------------------------------------------
+
+    def history_back(self) -> None:
+        if self._history_index is None:
+            self._draft = self.text
+            self._history_index = len(self.prompt_history)
+        if self._history_index > 0:
+            self._history_index -= 1
+            self._show(self.prompt_history[self._history_index])
+
+    def history_forward(self) -> None:
+        if self._history_index is None:
+            return
+        self._history_index += 1
+        if self._history_index >= len(self.prompt_history):
+            self._history_index = None
+            self._show(self._draft)
+        else:
+            self._show(self.prompt_history[self._history_index])
+
+    def _show(self, text: str) -> None:
+        self.text = text
+        self.move_cursor(self.document.end)
+
+    # -- completion -----------------------------------------------------------------------
+
+    def action_complete(self) -> None:
+        row, column = self.cursor_location
+        lines = self.text.split("\n")
+        line = lines[row][:column]
+        found = complete(line, self.commands, self.directory)
+        self._completion_start = found.start
+        candidates = found.candidates
+        if not candidates:
+            self.app.bell()
+            return
+        if len(candidates) == 1:
+            self.apply_completion(candidates[0])
+            return
+        prefix = os.path.commonprefix(candidates)
+        if len(prefix) > len(line) - found.start:
+            self.apply_completion(prefix, final=False)
+        if self.menu is not None:
+            self.menu.clear_options()
+            self.menu.add_options(candidates)
+            self.menu.highlighted = 0
+            self.menu.add_class("visible")
+
+    def apply_completion(self, candidate: str, final: bool = True) -> None:
+        row, column = self.cursor_location
+        start = (row, self._completion_start)
+        suffix = " " if final and not candidate.endswith("/") else ""
+        self.replace(candidate + suffix, start, (row, column))
+        self.hide_menu()
+
+    def hide_menu(self) -> None:
+        if self.menu is not None:
+            self.menu.remove_class("visible")

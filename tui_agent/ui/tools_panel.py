@@ -1,0 +1,152 @@
+"""The tools panel: a live table of the toolbox and the selected tool's parameters."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Label, Static
+
+from ..core.describe import hooks_label, parameter_rows
+from ..core.toolbox import Toolbox, ToolboxEvent
+
+
+class ToolboxChanged(Message):
+    def __init__(self, event: ToolboxEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+def _last(result: Any) -> Text:
+    if result is None:
+        return Text("")
+    if result.ok:
+        return Text("✔ ok", style="green")
+    error = result.error or ""
+    return Text(f"✖ {error[:40]}", style="red")
+
+
+class ToolsPanel(Vertical):
+    """Follows the toolbox through its listener (adds, replacements, hooks, every call)."""
+
+    DEFAULT_CSS = """
+    ToolsPanel { width: 60%; min-width: 40; border-left: solid $primary; padding: 0 1; }
+    ToolsPanel #tools-table { height: 1fr; }
+    ToolsPanel #params { height: 1fr; }
+    ToolsPanel #params-table { height: auto; max-height: 12; }
+    ToolsPanel .title { text-style: bold; color: $accent; }
+    """
+
+    def __init__(self, toolbox: Toolbox, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.toolbox = toolbox
+        self.selected: str | None = None
+        self._unsubscribe = toolbox.listen(lambda event: self.post_message(ToolboxChanged(event)))
+
+    def compose(self) -> ComposeResult:
+        yield Label("Tools", classes="title")
+        table: DataTable[Any] = DataTable(id="tools-table", cursor_type="row", zebra_stripes=True)
+        yield table
+        with VerticalScroll(id="params"):
+            yield Label("", id="params-title", classes="title")
+            yield Static("", id="params-description")
+            yield DataTable(id="params-table", show_cursor=False)
+            yield Static("", id="params-schema")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#tools-table", DataTable)
+        for key, label in [
+            ("name", "Name"),
+            ("aliases", "Aliases"),
+            ("source", "Source"),
+            ("hooks", "Hooks (before/after)"),
+            ("calls", "Calls"),
+            ("last", "Last result"),
+        ]:
+            table.add_column(label, key=key)
+        params = self.query_one("#params-table", DataTable)
+        for label in ["Parameter", "Type", "Required", "Default", "Enum", "Description"]:
+            params.add_column(label)
+        self.refresh_table()
+
+    def on_unmount(self) -> None:
+        self._unsubscribe()
+
+    def on_toolbox_changed(self, message: ToolboxChanged) -> None:
+        event = message.event
+        if event.kind == "call_finished" and event.name in self.toolbox.tools:
+            self._update_row(event.name)
+        elif event.kind != "call_started":
+            self.refresh_table()
+
+    def _row(self, name: str) -> tuple[Any, ...]:
+        tool = self.toolbox.tools[name]
+        stats = self.toolbox.stats.get(name)
+        return (
+            name,
+            ", ".join(tool.aliases),
+            tool.source,
+            hooks_label(self.toolbox, name),
+            str(stats.calls if stats else 0),
+            _last(stats.last_result if stats else None),
+        )
+
+    def _update_row(self, name: str) -> None:
+        table = self.query_one("#tools-table", DataTable)
+        if name not in table.rows:
+            self.refresh_table()
+            return
+        for key, value in zip(
+            ["name", "aliases", "source", "hooks", "calls", "last"], self._row(name), strict=True
+        ):
+            table.update_cell(name, key, value)
+
+    def refresh_table(self) -> None:
+        table = self.query_one("#tools-table", DataTable)
+        table.clear()
+        for name in sorted(self.toolbox.tools):
+            table.add_row(*self._row(name), key=name)
+        if self.selected in self.toolbox.tools:
+            table.move_cursor(row=table.get_row_index(self.selected))
+            self.show_params(self.selected)
+        elif self.toolbox.tools:
+            self.show_params(sorted(self.toolbox.tools)[0])
+        else:
+            self.show_params(None)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "tools-table" and event.row_key.value is not None:
+            self.show_params(str(event.row_key.value))
+
+    def show_params(self, name: str | None) -> None:
+        self.selected = name
+        title = self.query_one("#params-title", Label)
+        description = self.query_one("#params-description", Static)
+        params = self.query_one("#params-table", DataTable)
+        schema = self.query_one("#params-schema", Static)
+        params.clear()
+        if name is None or name not in self.toolbox.tools:
+            title.update("")
+            description.update("")
+            schema.update("")
+            return
+        tool = self.toolbox.tools[name]
+        title.update(f"{name} — parameters")
+        description.update(tool.description)
+        for row in parameter_rows(tool):
+            params.add_row(
+                row.name,
+                row.type,
+                "yes" if row.required else "no",
+                row.default,
+                row.enum,
+                row.description,
+            )
+        schema.update(
+            Syntax(json.dumps(tool.schema, indent=2), "json", word_wrap=True, theme="ansi_dark")
+        )
