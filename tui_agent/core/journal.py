@@ -62,14 +62,19 @@ class Journal:
     def _write(self, record: dict[str, Any]) -> None:
         handle = self._handle
         assert handle is not None
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        try:
+            line = json.dumps(record, ensure_ascii=False)
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates from undecodable file names
+            line = json.dumps(record)
+        handle.write(line + "\n")
         handle.flush()
 
     def append(self, message: dict[str, Any]) -> None:
         try:
             self._open()
             self._write({"type": "message", "message": message})
-        except OSError:
+        except (OSError, ValueError):
             log.warning("could not write journal %s", self.path, exc_info=True)
 
     def close(self) -> None:
@@ -137,6 +142,7 @@ def _info(path: Path) -> SessionInfo | None:
 def list_sessions(directory: Path | None = None) -> list[SessionInfo]:
     """Sessions, newest first; only this folder's when ``directory`` is given."""
     found: list[SessionInfo] = []
+    wanted = None if directory is None else str(Path(directory).resolve())
     folder = sessions_dir()
     if not folder.is_dir():
         return found
@@ -144,7 +150,7 @@ def list_sessions(directory: Path | None = None) -> list[SessionInfo]:
         info = _info(path)
         if info is None:
             continue
-        if directory is not None and info.directory != str(directory):
+        if wanted is not None and info.directory != wanted:
             continue
         found.append(info)
     return sorted(found, key=lambda i: (i.modified, i.id), reverse=True)

@@ -190,7 +190,7 @@ class PromptArea(TextArea):
         if len(candidates) == 1:
             self.apply_completion(candidates[0])
             return
-        prefix = os.path.commonprefix(candidates)
+        prefix = os.path.commonprefix(candidates)  # noqa: RUF071 - text, not paths
         if len(prefix) > len(line) - found.start:
             self.apply_completion(prefix, final=False)
         if self.menu is not None:
