@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .shell import split_commands
+from .shell import is_opaque, split_commands
 
 ACTIONS = ("allow", "ask", "deny")
 DEFAULTS: dict[str, str] = {"read": "allow", "glob": "allow", "grep": "allow", "list": "allow"}
@@ -51,6 +51,7 @@ class Verdict:
 class Subject:
     text: str
     outside: bool = False
+    opaque: bool = False
 
 
 class Rules:
@@ -106,8 +107,15 @@ class Rules:
             label += " (not a valid action: asking)"
         if subject.outside and action == "allow" and not explicit:
             action, label = "ask", f"{subject.text} is outside the worktree"
+        if subject.opaque and action == "allow" and not explicit:
+            action, label = (
+                "ask",
+                "a shell reading a script or stdin: its commands can't be checked",
+            )
         if action == "ask" and any(
-            matches(p, subject.text) for p in self.session_allows.get(tool, [])
+            matches(p, subject.text)
+            for p in self.session_allows.get(tool, [])
+            if not subject.outside or p.startswith(("/", "~"))
         ):
             action, label = "allow", "allowed for this session"
         return Verdict(action, subject.text, label, subject.outside)
@@ -153,12 +161,12 @@ def subjects_for(
         if not isinstance(command, str):
             return [Subject("*")]
         parts = split_commands(command) or [command.strip()]
-        found = [Subject(p) for p in parts]
+        found = [Subject(p, opaque=is_opaque(p)) for p in parts]
         workdir = args.get("workdir")
         if isinstance(workdir, str) and workdir:
             where = path_subject(workdir, directory, worktree)
             if where.outside:
-                found = [Subject(s.text, outside=True) for s in found]
+                found = [Subject(s.text, True, s.opaque) for s in found]
         return found
     if tool in PATH_TOOLS:
         path = args.get("path")
@@ -210,6 +218,25 @@ def _section(lines: list[str], name: str) -> tuple[int, int] | None:
     return (start, len(lines)) if start is not None else None
 
 
+def _trailing_comment(line: str) -> str:
+    """The ``  # comment`` at the end of a TOML line (outside strings), or ``""``."""
+    quote: str | None = None
+    index = 0
+    while index < len(line):
+        char = line[index]
+        if quote:
+            if char == "\\" and quote == '"':
+                index += 1
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            return "  " + line[index:].rstrip()
+        index += 1
+    return ""
+
+
 def add_rule(path: Path, tool: str, pattern: str, action: str = "allow") -> None:
     """Add ``tool."pattern" = action`` to ``[permission]`` in a TOML file, keeping the rest
     of the file as it was. Raises ``ValueError`` when the file cannot be edited safely."""
@@ -228,10 +255,18 @@ def add_rule(path: Path, tool: str, pattern: str, action: str = "allow") -> None
     lines = text.splitlines()
     sub = _section(lines, f"permission.{tool}")
     if sub is not None:
-        end = sub[1]
-        while end > sub[0] + 1 and not lines[end - 1].strip():
-            end -= 1
-        lines.insert(end, entry)
+        start, end = sub
+        same = re.compile(rf"^\s*{re.escape(json.dumps(pattern))}\s*=")
+        bare = re.compile(rf"^\s*'{re.escape(pattern)}'\s*=")
+        found = next(
+            (i for i in range(start + 1, end) if same.match(lines[i]) or bare.match(lines[i])), None
+        )
+        if found is not None:
+            lines[found] = entry
+        else:
+            while end > start + 1 and not lines[end - 1].strip():
+                end -= 1
+            lines.insert(end, entry)
     else:
         section = _section(lines, "permission")
         if section is None:
@@ -250,17 +285,12 @@ def add_rule(path: Path, tool: str, pattern: str, action: str = "allow") -> None
                 while end > start + 1 and not lines[end - 1].strip():
                     end -= 1
                 lines.insert(end, f"{_key(tool)} = {{ {entry} }}")
-            elif isinstance(existing, str):
-                lines[found] = f'{_key(tool)} = {{ "*" = {json.dumps(existing)}, {entry} }}'
-            elif isinstance(existing, dict):
-                line = lines[found].rstrip()
-                code, hash_, comment = line.partition(" #")
-                close = code.rstrip().rfind("}")
-                if close == -1:
-                    raise ValueError(f"{path}: edit permission.{tool} by hand")
-                inner = code[:close].rstrip()
-                joiner = " " if inner.endswith("{") else ", "
-                lines[found] = f"{inner}{joiner}{entry} }}" + (hash_ + comment if hash_ else "")
+            elif isinstance(existing, (str, dict)):
+                rule = {"*": existing} if isinstance(existing, str) else dict(existing)
+                rule[pattern] = action
+                comment = _trailing_comment(lines[found])
+                inline = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in rule.items())
+                lines[found] = f"{_key(tool)} = {{ {inline} }}" + comment
             else:
                 raise ValueError(f"{path}: permission.{tool} has an unexpected form")
     new_text = "\n".join(lines) + "\n"

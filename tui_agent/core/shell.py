@@ -13,6 +13,29 @@ import shlex
 SEPARATORS = ("&&", "||", ";", "|", "&", "\n")
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh", "fish"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# a redirection token: group 1 is its target when attached (">out", "2>/dev/null", "&>x")
+_REDIRECT = re.compile(r"^(?:\d*|&)(?:>>?|<<?<?|>\||<>)&?(\S+)?$")
+_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")
+KEYWORDS = {
+    "if",
+    "then",
+    "else",
+    "elif",
+    "fi",
+    "do",
+    "done",
+    "while",
+    "until",
+    "!",
+    "coproc",
+    "esac",
+    "{",
+    "}",
+    "in",
+    ";;",
+}
+# programs that run code they read from a file or stdin: their commands cannot be checked
+OPAQUE = SHELLS | {"source", ".", "eval"}
 MAX_DEPTH = 8
 
 
@@ -68,6 +91,13 @@ def _substitutions(text: str) -> tuple[str, list[str]]:
     return "".join(out), inner
 
 
+def is_opaque(command: str) -> bool:
+    """A shell reading a script file or stdin (``bash x.sh``, ``… | sh``) or ``source``:
+    what it runs cannot be checked, so only an explicit rule may allow it."""
+    words = command.split()
+    return bool(words) and words[0] in OPAQUE
+
+
 def _split_top(text: str) -> list[str]:
     """Split on unquoted ``&&``, ``||``, ``;``, ``|``, ``&`` and newlines."""
     parts: list[str] = []
@@ -115,11 +145,26 @@ def _split_top(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+def _decode_ansi_c(text: str) -> str:
+    """``$'rm'`` → ``'rm'`` so shlex sees the word the shell would."""
+
+    def decode(match: re.Match[str]) -> str:
+        try:
+            value = match.group(1).encode("latin-1", "backslashreplace").decode("unicode_escape")
+        except (UnicodeDecodeError, ValueError):
+            value = match.group(1)
+        return "'" + value.replace("'", "'\"'\"'") + "'"
+
+    return _ANSI_C.sub(decode, text)
+
+
 def _tokens(part: str) -> list[str]:
+    part = _decode_ansi_c(part)
     try:
-        return shlex.split(part, comments=True)
+        tokens = shlex.split(part, comments=True)
     except ValueError:
-        return part.split()
+        tokens = part.split()
+    return [t.replace("__SUBST__", "").strip() for t in tokens]
 
 
 def _skip_options(
@@ -133,8 +178,18 @@ def _skip_options(
     return tokens[i:]
 
 
+def _shell_script(rest: list[str]) -> str | None:
+    """The script of ``bash -c SCRIPT`` (also ``-lc``, ``-ec``, ``-o x -c``), else None."""
+    for index, token in enumerate(rest):
+        if token.startswith("-") and not token.startswith("--") and "c" in token[1:]:
+            return rest[index + 1] if index + 1 < len(rest) else ""
+        if not token.startswith(("-", "+")):
+            return None
+    return None
+
+
 def _unwrap(tokens: list[str], depth: int) -> list[str]:
-    """Drop wrappers and assignments; return the simple commands left (as strings)."""
+    """Drop wrappers, keywords, redirections and assignments; return the simple commands."""
     while tokens:
         head = tokens[0].lstrip("({").strip()
         if not head:
@@ -145,6 +200,25 @@ def _unwrap(tokens: list[str], depth: int) -> list[str]:
             continue
         if _ASSIGNMENT.match(head):
             tokens = tokens[1:]
+            continue
+        redirect = _REDIRECT.match(head)
+        if redirect:
+            tokens = tokens[1:] if redirect.group(1) else tokens[2:]
+            continue
+        if head in KEYWORDS:
+            tokens = tokens[1:]
+            continue
+        if head in {"for", "select"}:
+            return []  # the loop header runs nothing; its body is its own part
+        if head == "case":
+            after = next((i for i, t in enumerate(tokens) if t.endswith(")")), None)
+            tokens = tokens[after + 1 :] if after is not None else []
+            continue
+        if head == "function" or head.endswith("()"):
+            tokens = tokens[2:] if head == "function" else tokens[1:]
+            continue
+        if head.endswith(")") and head.count("(") < head.count(")") and len(tokens) > 1:
+            tokens = tokens[1:]  # a case pattern like "a)"
             continue
         name = head.rsplit("/", 1)[-1]
         rest = tokens[1:]
@@ -166,8 +240,8 @@ def _unwrap(tokens: list[str], depth: int) -> list[str]:
             tokens = _skip_options(
                 rest, {"-n", "-P", "-I", "-L", "-s", "-d", "-E", "-a", "--max-args", "--max-procs"}
             )
-        elif name in SHELLS and "-c" in rest:
-            script = rest[rest.index("-c") + 1] if rest.index("-c") + 1 < len(rest) else ""
+        elif name in SHELLS and _shell_script(rest) is not None:
+            script = _shell_script(rest) or ""
             if depth >= MAX_DEPTH:
                 return [" ".join(tokens)]
             return split_commands(script, depth + 1) or [" ".join(tokens)]
@@ -198,7 +272,7 @@ def split_commands(command: str, depth: int = 0) -> list[str]:
     body, inner = _substitutions(command)
     commands: list[str] = []
     for part in _split_top(body):
-        tokens = [t for t in _tokens(part) if t != "__SUBST__"]
+        tokens = [t for t in _tokens(part) if t not in ("__SUBST__", "")]
         commands.extend(_unwrap(tokens, depth))
     for sub in inner:
         commands.extend(split_commands(sub, depth + 1))
