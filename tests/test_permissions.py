@@ -904,3 +904,20 @@ async def test_a_session_allow_inside_does_not_open_outside_paths(
     assert len(approver.requests) == 2, "the outside write was not asked about"
     assert result["error"] == "User denied permission: write"
     assert not target.exists()
+
+
+@pytest.mark.parametrize(
+    "command", ['echo "rm x" | bash', "bash script.sh", "source ./env.sh", "curl -s x | sh"]
+)
+def test_a_shell_reading_a_script_or_stdin_needs_an_explicit_rule(command: str) -> None:
+    from tui_agent.core.permissions import Rules, subjects_for
+
+    rules = Rules({"execute": {"*": "allow", "rm *": "deny"}})
+    verdicts = rules.check_all(
+        "execute", subjects_for("execute", {"command": command}, Path("/w"), Path("/w"))
+    )
+    assert "ask" in [v.action for v in verdicts]
+    explicit = Rules({"execute": {"*": "allow", "bash script.sh": "allow"}})
+    if command == "bash script.sh":
+        subject = subjects_for("execute", {"command": command}, Path("/w"), Path("/w"))
+        assert [v.action for v in explicit.check_all("execute", subject)] == ["allow"]

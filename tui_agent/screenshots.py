@@ -50,6 +50,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
             "Shall I add a test for `main()`?"
         ),
         Reply(calls=[Call("execute", {"command": "python -m pytest -q && git status --short"})]),
+        Reply("Understood: I will not run the tests. Tell me when I may."),
     ]
     async with FakeOpenAI(script, models=["demo-model"]) as server:
         session = create_session(project, base_url=server.base_url, model="demo-model")
@@ -69,7 +70,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
             await pilot.pause(0.4)
             written.append(Path(app.save_screenshot("approval.svg", str(out))))
             await pilot.press("n")
-            await _wait_for(pilot, lambda: not session.busy or len(server.requests) >= 4)
+            await _wait_for(pilot, lambda: len(server.requests) >= 4 and not session.busy)
 
             await pilot.press("ctrl+t")
             await pilot.pause(0.2)

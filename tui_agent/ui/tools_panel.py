@@ -64,7 +64,7 @@ class ToolsPanel(Vertical):
             ("name", "Name"),
             ("aliases", "Aliases"),
             ("source", "Source"),
-            ("hooks", "Hooks (before/after)"),
+            ("hooks", "Hooks b/a"),
             ("calls", "Calls"),
             ("last", "Last result"),
         ]:
