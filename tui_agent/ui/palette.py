@@ -28,21 +28,24 @@ class SlashCommands(Provider):
     async def search(self, query: str) -> Hits:
         commands = self.agent_app.session.commands
         text = query.lstrip()
-        if text.startswith("/") and " " in text:
+        exact = text.startswith("/") and commands.get(text[1:].strip()) is not None
+        if text.startswith("/") and (" " in text or exact):
             name, _, partial_arg = text[1:].partition(" ")
+            name = name.strip()
             command = commands.get(name)
             if command is None:
                 return
             for completion in commands.completions_for(name, partial_arg):
                 line = f"/{name} {completion}"
                 yield Hit(
-                    100.0,
+                    100.0 if " " in text else 0.01,  # "/tools" itself stays the first hit
                     self.matcher(query).highlight(line),
                     partial(self._run, line),
                     text=line,
                     help=command.description or None,
                 )
-            return
+            if " " in text:
+                return
         matcher = self.matcher(query)
         for name, description in commands:
             score = matcher.match(f"{name} {description}")
