@@ -117,8 +117,10 @@ def session_commands(session: tui_agent.Session) -> None:
         say("\n".join(lines), kind="markdown")
 
     async def fetch_models() -> None:
-        found = await session.provider.models()
-        models[:] = found
+        try:
+            models[:] = await session.provider.models()
+        finally:
+            fetching.clear()
 
     def model_completions() -> list[str]:
         if not models and not fetching:
@@ -158,6 +160,7 @@ def session_commands(session: tui_agent.Session) -> None:
             )
         session.set_provider(args)
         models.clear()
+        fetching.clear()
         say(f"Provider: {args} / {session.provider.model}")
 
     @session.commands.register("sessions", description="List this folder's saved sessions")

@@ -98,6 +98,13 @@ def files(session: tui_agent.Session) -> None:
         offset = int(args.get("offset") or 1)
         limit = int(args.get("limit") or READ_LIMIT)
         chosen = lines[offset - 1 : offset - 1 + limit]
+        if offset > 1 and not chosen:
+            return {
+                "path": shown(path),
+                "content": "",
+                "total_lines": len(lines),
+                "note": f"offset {offset} is past the end: the file has {len(lines)} lines",
+            }
         out = []
         for number, line in enumerate(chosen, offset):
             if len(line) > LINE_CUT:
@@ -153,7 +160,12 @@ def files(session: tui_agent.Session) -> None:
         old, new = args["old"], args["new"]
         if old == "":
             return {"error": "old is empty; use write to create or replace a whole file"}
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            return {"error": f"{shown(path)} is not UTF-8 text; not editing it"}
+        if "\r\n" in text and "\r\n" not in old:
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
         count = text.count(old)
         if count == 0:
             hint = ""
@@ -166,7 +178,7 @@ def files(session: tui_agent.Session) -> None:
                 "to make it unique, or set replace_all"
             }
         updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
-        path.write_text(updated, encoding="utf-8")
+        path.write_bytes(updated.encode("utf-8"))
         diff = "".join(
             difflib.unified_diff(
                 text.splitlines(keepends=True),

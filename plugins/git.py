@@ -43,6 +43,9 @@ def git_setup(session: tui_agent.Session) -> None:
                 "error": f"git {words[0]} is not allowed here. Allowed: {', '.join(ALLOWED)}; "
                 "use the execute tool for anything else"
             }
+        writing = [w for w in words if w.startswith("--output") or w == "-o"]
+        if writing:
+            return {"error": f"{writing[0]} writes files; use the execute tool for that"}
         process = await asyncio.create_subprocess_exec(
             "git",
             "--no-pager",
