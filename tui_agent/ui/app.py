@@ -89,7 +89,7 @@ class TuiAgentApp(App[None]):
 
     async def on_mount(self) -> None:
         session = self.session
-        self.sub_title = str(session.directory)
+        self.sub_title = self.folder_label
         session.themes = sorted(self.available_themes)
         session.approver = self.approve
         self._unsubscribe.append(session.events.listen(lambda e: self.post_message(AgentEvent(e))))
@@ -129,6 +129,18 @@ class TuiAgentApp(App[None]):
         yield SystemCommand("Tools panel", "Show or hide the tools table", self.action_toggle_tools)
         yield SystemCommand("Cancel turn", "Stop the running reply", self.action_cancel_turn)
 
+    @property
+    def folder_label(self) -> str:
+        return self.label(self.session.directory)
+
+    @staticmethod
+    def label(folder: Path) -> str:
+        """A folder as shown on screen: under HOME as ``~/…``."""
+        try:
+            return "~/" + folder.relative_to(Path.home()).as_posix()
+        except ValueError:
+            return str(folder)
+
     def update_status(self) -> None:
         session = self.session
         try:
@@ -136,7 +148,7 @@ class TuiAgentApp(App[None]):
         except Exception as exc:
             model = f"? ({exc})"
         mode = "yes (allow all asks)" if session.yes else "ask"
-        folder = str(session.directory).replace(str(Path.home()), "~", 1)
+        folder = self.folder_label
         busy = " · working…" if session.busy else ""
         self.query_one(StatusBar).update(
             f"{session.provider_name} / {model} · {session.tokens} tokens · "
@@ -165,7 +177,7 @@ class TuiAgentApp(App[None]):
                 )
             self.update_status()
 
-        self.push_screen(TrustScreen(str(session.project), files), answered)
+        self.push_screen(TrustScreen(self.label(session.project), files), answered)
 
     # -- approvals ----------------------------------------------------------------------------
 

@@ -1,0 +1,72 @@
+"""A few SVG snapshots of the real app (pytest-textual-snapshot). Update them on purpose
+with ``pytest tests/test_snapshots.py --snapshot-update`` and look at the diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tui_agent import create_session
+from tui_agent.ui.app import TuiAgentApp
+from tui_agent.ui.prompt import PromptArea
+
+SIZE = (100, 30)
+
+
+@pytest.fixture
+def home_project(isolated_home: Path) -> Path:
+    """A project under HOME, so every path on screen is the same on every machine (~/demo)."""
+    root = isolated_home / "demo"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / "README.md").write_text("# demo\n")
+    return root
+
+
+async def still(pilot: Any) -> None:
+    pilot.app.query_one(PromptArea).cursor_blink = False
+    await pilot.pause()
+
+
+def test_start_screen_with_the_stub_banner(snap_compare: Any, home_project: Path) -> None:
+    app = TuiAgentApp(create_session(home_project))
+    assert snap_compare(app, terminal_size=SIZE, run_before=still)
+
+
+def test_help_output(snap_compare: Any, home_project: Path) -> None:
+    app = TuiAgentApp(create_session(home_project))
+
+    async def run_before(pilot: Any) -> None:
+        await still(pilot)
+        await pilot.press(*"/help", "enter")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_tools_panel_with_parameters(snap_compare: Any, home_project: Path) -> None:
+    app = TuiAgentApp(create_session(home_project))
+
+    async def run_before(pilot: Any) -> None:
+        await still(pilot)
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        table = pilot.app.query_one("#tools-table")
+        table.move_cursor(
+            row=list(table.rows).index(next(k for k in table.rows if k.value == "edit"))
+        )
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(130, 36), run_before=run_before)
+
+
+@pytest.mark.real_permissions
+def test_trust_dialog(snap_compare: Any, home_project: Path) -> None:
+    plugins = home_project / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "hello.py").write_text("import tui_agent\n")
+    app = TuiAgentApp(create_session(home_project))
+    assert snap_compare(app, terminal_size=SIZE, run_before=still)
