@@ -215,11 +215,13 @@ def test_trusted_run_prints_no_skipped_note(cli_project: Path) -> None:
 @pytest.mark.parametrize(
     "argv", [[], ["--trust"], ["--model", "m"]], ids=["bare", "trust", "model"]
 )
-def test_no_subcommand_exits_2(project: Path, argv: list[str]) -> None:
+def test_the_app_without_a_terminal_exits_2_and_points_to_run(
+    project: Path, argv: list[str]
+) -> None:
     done = run_cli(*argv, cwd=project)
 
     assert done.returncode == 2
-    assert done.stderr.strip() != ""
+    assert "needs a terminal" in done.stderr and "tui-agent run" in done.stderr
 
 
 def test_importing_tui_agent_loads_neither_textual_nor_openai(tmp_path: Path) -> None:

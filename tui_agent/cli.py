@@ -169,6 +169,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"tui-agent: could not find {what}", file=sys.stderr)
             return 2
     if args.command is None:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            print(
+                "tui-agent: the app needs a terminal; for scripts use "
+                '`tui-agent run "prompt"` (see --help)',
+                file=sys.stderr,
+            )
+            return 2
         from .ui.app import run_app
 
         return run_app(session)

@@ -83,24 +83,44 @@ class ToolCallBlock(Vertical):
     """
 
     def __init__(
-        self, call_id: str, name: str, arguments: str, args: dict[str, Any] | None
+        self,
+        call_id: str,
+        name: str,
+        arguments: str,
+        args: dict[str, Any] | None,
+        result: Result | None = None,
+        elapsed: float = 0.0,
     ) -> None:
-        super().__init__(id=f"call-{_safe_id(call_id)}" if call_id else None)
+        super().__init__()
         self.call_id = call_id
         self.tool_name = name
         self.arguments = arguments
         self.args = args
         self.started = time.monotonic()
-        self.finished: float | None = None
-        self.result: Result | None = None
+        self.finished: float | None = None if result is None else self.started + elapsed
+        self.result: Result | None = result
         self.header = Static("", classes="header")
+        self._timer: Any = None
 
     def compose(self) -> ComposeResult:
         yield self.header
+        if self.result is not None:
+            yield from self._result_widgets(self.result)
 
     def on_mount(self) -> None:
         self._render_header()
-        self._timer = self.set_interval(0.1, self._render_header)
+        if self.result is None:
+            self._timer = self.set_interval(0.1, self._render_header)
+        elif not self.result.ok:
+            self.add_class("failed")
+
+    def _result_widgets(self, result: Result) -> list[Any]:
+        widgets: list[Any] = []
+        if not result.ok:
+            widgets.append(Static(escape(result.error or ""), classes="error-text"))
+        body = Syntax(_pretty(result.to_dict()), "json", word_wrap=True, theme="ansi_dark")
+        widgets.append(Collapsible(Static(body), title="result", collapsed=True))
+        return widgets
 
     def _args_text(self) -> str:
         text = self.arguments if self.args is None else json.dumps(self.args, ensure_ascii=False)
@@ -120,21 +140,32 @@ class ToolCallBlock(Vertical):
     def finish(self, result: Result, elapsed: float) -> None:
         self.result = result
         self.finished = self.started + elapsed
-        self._timer.stop()
+        if self._timer is not None:
+            self._timer.stop()
         self._render_header()
         if not result.ok:
             self.add_class("failed")
-            self.mount(Static(escape(result.error or ""), classes="error-text"))
-        body = Syntax(_pretty(result.to_dict()), "json", word_wrap=True, theme="ansi_dark")
-        self.mount(Collapsible(Static(body), title="result", collapsed=True))
+        self.mount_all(self._result_widgets(result))
 
 
 def _safe_id(value: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in value)
 
 
+class HiddenNote(Static):
+    DEFAULT_CSS = """
+    HiddenNote { color: $text-muted; text-style: italic; margin: 0 0 1 1; }
+    """
+
+
 class ChatView(VerticalScroll):
-    """Anchored to the bottom while new content arrives, unless the user scrolled up."""
+    """Anchored to the bottom while new content arrives, unless the user scrolled up.
+
+    Only the newest ``MAX_ITEMS`` blocks stay mounted (the conversation keeps everything),
+    so a long session or a resumed 5,000-message journal stays quick."""
+
+    MAX_ITEMS = 300
+    TRANSCRIPT_TAIL = 80
 
     DEFAULT_CSS = """
     ChatView { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
@@ -146,6 +177,7 @@ class ChatView(VerticalScroll):
         self._stream: MarkdownStream | None = None
         self._thinking: Thinking | None = None
         self.calls: dict[str, ToolCallBlock] = {}
+        self.hidden = 0
 
     def on_mount(self) -> None:
         self.anchor()
@@ -153,6 +185,7 @@ class ChatView(VerticalScroll):
     async def add_user(self, text: str) -> None:
         await self.end_reply()
         await self.mount(UserMessage(escape(text)))
+        await self.prune()
 
     async def add_note(self, text: str, kind: str | None = None) -> None:
         await self.end_reply()
@@ -198,6 +231,7 @@ class ChatView(VerticalScroll):
         block = ToolCallBlock(call_id, name, arguments, args)
         self.calls[call_id] = block
         await self.mount(block)
+        await self.prune()
 
     def finish_call(self, call_id: str, result: Result, elapsed: float) -> None:
         block = self.calls.get(call_id)
@@ -207,19 +241,28 @@ class ChatView(VerticalScroll):
     async def clear(self) -> None:
         await self.end_reply()
         self.calls.clear()
+        self.hidden = 0
         await self.remove_children()
 
     async def show_transcript(self, messages: list[dict[str, Any]]) -> None:
-        """Re-draw a resumed conversation."""
+        """Re-draw a resumed conversation: its newest messages, mounted in one batch."""
         await self.clear()
-        results = {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
-        for message in messages:
+        start = max(0, len(messages) - self.TRANSCRIPT_TAIL)
+        while start > 0 and messages[start].get("role") == "tool":
+            start -= 1
+        shown = messages[start:]
+        results = {m.get("tool_call_id"): m for m in shown if m.get("role") == "tool"}
+        widgets: list[Any] = []
+        if start:
+            self.hidden = start
+            widgets.append(HiddenNote(self._hidden_text()))
+        for message in shown:
             role = message.get("role")
             if role == "user":
-                await self.add_user(str(message.get("content") or ""))
+                widgets.append(UserMessage(escape(str(message.get("content") or ""))))
             elif role == "assistant":
                 if message.get("content"):
-                    await self.mount(ReplyMarkdown(str(message["content"])))
+                    widgets.append(ReplyMarkdown(str(message["content"])))
                 for call in message.get("tool_calls") or []:
                     function = call.get("function", {})
                     raw = function.get("arguments", "")
@@ -227,11 +270,42 @@ class ChatView(VerticalScroll):
                         args = json.loads(raw) if raw else {}
                     except ValueError:
                         args = None
-                    await self.start_call(call.get("id", ""), function.get("name", "?"), raw, args)
                     answer = results.get(call.get("id"))
+                    result = None
                     if answer is not None:
                         try:
                             data = json.loads(answer.get("content") or "{}")
                         except ValueError:
                             data = {"output": answer.get("content")}
-                        self.finish_call(call.get("id", ""), Result(data), 0.0)
+                        result = Result(data if isinstance(data, dict) else {"output": data})
+                    block = ToolCallBlock(
+                        call.get("id", ""), function.get("name", "?"), raw, args, result
+                    )
+                    self.calls[call.get("id", "")] = block
+                    widgets.append(block)
+        await self.mount_all(widgets)
+        self.scroll_end(animate=False)
+
+    def _hidden_text(self) -> str:
+        return (
+            f"… {self.hidden} earlier items are not shown here "
+            "(the conversation keeps them; /context counts them)"
+        )
+
+    async def prune(self) -> None:
+        """Unmount the oldest blocks beyond ``MAX_ITEMS``."""
+        items = [w for w in self.children if not isinstance(w, HiddenNote)]
+        extra = len(items) - self.MAX_ITEMS
+        if extra <= 0:
+            return
+        drop = items[: extra + self.MAX_ITEMS // 10]
+        for widget in drop:
+            if isinstance(widget, ToolCallBlock):
+                self.calls.pop(widget.call_id, None)
+        self.hidden += len(drop)
+        await self.remove_children(drop)
+        notes = list(self.query(HiddenNote))
+        if notes:
+            notes[0].update(self._hidden_text())
+        else:
+            await self.mount(HiddenNote(self._hidden_text()), before=0)
