@@ -157,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             base_url=args.base_url,
             trust=args.trust,
             yes=args.yes,
+            load=args.command is not None,
         )
     except (NotADirectoryError, FileNotFoundError) as exc:
         print(f"tui-agent: {exc}", file=sys.stderr)

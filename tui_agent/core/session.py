@@ -79,6 +79,7 @@ class Session:
         self._provider: Provider | None = None
         self._turn: asyncio.Task[Any] | None = None
         self.state: dict[str, Any] = {}
+        self.loaded = False
         self.themes: list[str] = []
         self.exit_requested = False
 
@@ -163,6 +164,7 @@ class Session:
         plugins.load_tool_files(self, folders, report)
         self._modules = report.modules
         self.problems = report.problems
+        self.loaded = True
         for problem in report.problems:
             log.warning("load problem: %s", problem)
         return report
@@ -354,10 +356,16 @@ def create_session(
     base_url: str | None = None,
     trust: bool = False,
     yes: bool = False,
+    load: bool = True,
 ) -> Session:
-    """Build a session with config, plugins and tool files loaded (the TUI, ``run`` and tests)."""
+    """Build a session with config, plugins and tool files loaded (the TUI, ``run`` and tests).
+
+    ``load=False`` leaves loading to the caller (``session.reload()``): the app does it
+    right after its first frame, so start-up does not wait for plugins.
+    """
     session = Session(
         directory, provider=provider, model=model, base_url=base_url, trust=trust, yes=yes
     )
-    session.reload()
+    if load:
+        session.reload()
     return session

@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import SchemaError, ValidationError
+if TYPE_CHECKING:  # jsonschema is imported on the first tool registration, not at start-up
+    from jsonschema import FormatChecker
+    from jsonschema.exceptions import ValidationError
 
-_FORMAT_CHECKER = FormatChecker()
+
+@cache
+def _format_checker() -> FormatChecker:
+    from jsonschema import FormatChecker
+
+    return FormatChecker()
 
 _TYPE_WORDS = {
     "null": "null",
@@ -127,9 +134,11 @@ class ArgsValidator:
     __slots__ = ("_validator", "schema")
 
     def __init__(self, schema: dict[str, Any]) -> None:
+        from jsonschema import Draft202012Validator
+
         Draft202012Validator.check_schema(schema)
         self.schema = schema
-        self._validator = Draft202012Validator(schema, format_checker=_FORMAT_CHECKER)
+        self._validator = Draft202012Validator(schema, format_checker=_format_checker())
 
     def errors(self, args: Any) -> list[str]:
         """Every problem with ``args``, in schema order, one message each."""
@@ -152,6 +161,10 @@ def compile_validator(name: str, schema: dict[str, Any]) -> ArgsValidator:
     """Compile, or raise ``ValueError`` naming the tool and what is wrong with its schema."""
     try:
         return ArgsValidator(schema)
-    except SchemaError as exc:
+    except Exception as exc:
+        from jsonschema.exceptions import SchemaError
+
+        if not isinstance(exc, SchemaError):
+            raise
         where = "/".join(str(p) for p in exc.absolute_path) or "params"
         raise ValueError(f"tool {name!r}: invalid JSON schema at {where}: {exc.message}") from None

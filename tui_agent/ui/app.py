@@ -96,11 +96,24 @@ class TuiAgentApp(App[None]):
         self._unsubscribe.append(session.output.listen(lambda n: self.post_message(OutputNote(n))))
         self.query_one(ToolsPanel).display = False
         self.query_one(PromptArea).focus()
+        if session.conversation.messages:
+            await self.chat.show_transcript(session.conversation.messages)
+        self.update_status()
+        if session.loaded:
+            await self._after_load()
+        else:
+            self.call_after_refresh(self._load)
+
+    async def _load(self) -> None:
+        """Plugins, tool files and config load after the first frame is on screen."""
+        self.session.reload()
+        await self._after_load()
+
+    async def _after_load(self) -> None:
+        session = self.session
         for note in list(session.output.history):
             await self.chat.add_note(note.text, note.kind)
         await self._show_load_state()
-        if session.conversation.messages:
-            await self.chat.show_transcript(session.conversation.messages)
         self.update_status()
         if session.needs_trust:
             self.ask_trust()
