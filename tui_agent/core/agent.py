@@ -129,7 +129,13 @@ class Agent:
             result = Result({"error": problem})
         else:
             context = session.tool_context(call_id=call.id, message_id=call.id)
-            result = await session.toolbox.run(call.name, args, context)
+            try:
+                result = await session.toolbox.run(call.name, args, context)
+            except asyncio.CancelledError:
+                cancelled = Result({"error": CANCELLED, "name": call.name})
+                elapsed = time.perf_counter() - started
+                session.events.emit(ev.ToolCallFinished(call.id, call.name, cancelled, elapsed))
+                raise
         session.events.emit(
             ev.ToolCallFinished(call.id, call.name, result, time.perf_counter() - started)
         )

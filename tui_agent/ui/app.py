@@ -260,7 +260,9 @@ class TuiAgentApp(App[None]):
         elif isinstance(event, ev.ThinkingChunk):
             await chat.add_thinking(event.text)
         elif isinstance(event, ev.ToolCallStarted):
-            await chat.start_call(event.call_id, event.name, event.arguments, event.args)
+            real = self.session.toolbox.resolve(event.name)
+            name = event.name if real in (None, event.name) else f"{real} (as {event.name})"
+            await chat.start_call(event.call_id, name, event.arguments, event.args)
         elif isinstance(event, ev.ToolCallFinished):
             chat.finish_call(event.call_id, event.result, event.elapsed)
         elif isinstance(event, ev.UsageUpdate):
@@ -287,6 +289,14 @@ class TuiAgentApp(App[None]):
 
     async def on_output_note(self, message: OutputNote) -> None:
         await self.chat.add_note(message.note.text, message.note.kind)
+
+    def on_option_list_option_selected(self, event: Any) -> None:
+        """A click in the Tab-completion menu picks that entry."""
+        if isinstance(event.option_list, CompletionMenu):
+            event.stop()
+            prompt = self.query_one(PromptArea)
+            prompt.apply_completion(str(event.option.prompt))
+            prompt.focus()
 
     # -- actions ------------------------------------------------------------------------------
 

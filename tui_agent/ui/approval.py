@@ -70,7 +70,7 @@ class ApprovalScreen(ModalScreen[Decision]):
     def __init__(self, request: ApprovalRequest) -> None:
         super().__init__()
         self.request = request
-        self.opened = time.monotonic()
+        self.opened = float("inf")  # armed once the dialog is actually on screen
 
     def compose(self) -> ComposeResult:
         r = self.request
@@ -92,6 +92,12 @@ class ApprovalScreen(ModalScreen[Decision]):
                 yield Button("Always [a]", id="always")
                 yield Button("Deny [n]", id="deny", variant="error")
                 yield Button("Feedback [f]", id="feedback-button", variant="warning")
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._arm)
+
+    def _arm(self) -> None:
+        self.opened = time.monotonic()
 
     def _too_soon(self) -> bool:
         return time.monotonic() - self.opened < GUARD_SECONDS
