@@ -1,5 +1,7 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for tests (yours and ours).
 
+It checks each request's transcript the way the OpenAI API does (``strict=False`` turns
+that off) and answers an invalid one with HTTP 400; ``server.rejected`` lists why.
 It replays a script of replies, one per ``POST /v1/chat/completions``, streaming SSE
 chunks with text, thinking (``reasoning_content``), tool calls whose arguments arrive
 split over several deltas, and usage. Every request body is recorded. Faults: an HTTP
@@ -61,6 +63,60 @@ class Reply:
     chunk_words: int = 1
 
 
+ROLES = {"system", "developer", "user", "assistant", "tool"}
+
+
+def transcript_problem(messages: Any) -> str | None:
+    """What the OpenAI API would reject in ``messages`` (400), or None when it is valid."""
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must be a non-empty array"
+    open_ids: set[str] | None = None
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            return f"Invalid type for 'messages[{index}]': expected an object"
+        role = message.get("role")
+        if role not in ROLES:
+            return f"Invalid value for 'messages[{index}].role': {role!r}"
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if open_ids is None or call_id not in open_ids:
+                return (
+                    "Invalid parameter: messages with role 'tool' must be a response to a "
+                    f"preceeding message with 'tool_calls' (messages[{index}], id {call_id!r})"
+                )
+            open_ids.discard(call_id)
+            if not isinstance(message.get("content"), (str, list)):
+                return f"Invalid type for 'messages[{index}].content': expected a string"
+            continue
+        if open_ids:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                f"response messages: {', '.join(sorted(open_ids))}"
+            )
+        open_ids = None
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            if message.get("content") is None and not calls:
+                return (
+                    f"Invalid 'messages[{index}]': an assistant message needs content or tool_calls"
+                )
+            if calls:
+                ids = [c.get("id") for c in calls if isinstance(c, dict)]
+                if len(ids) != len(calls) or not all(isinstance(i, str) and i for i in ids):
+                    return f"Invalid 'messages[{index}].tool_calls': every call needs an id"
+                open_ids = set(ids)
+        elif not isinstance(message.get("content"), (str, list)):
+            return f"Invalid type for 'messages[{index}].content': expected a string"
+    if open_ids:
+        return (
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+            f"response messages: {', '.join(sorted(open_ids))}"
+        )
+    return None
+
+
 def _split(text: str, pieces: int) -> list[str]:
     if pieces <= 1 or len(text) <= 1:
         return [text]
@@ -83,9 +139,12 @@ class FakeOpenAI:
         *,
         models: list[str] | None = None,
         reject_stream_options: bool = False,
+        strict: bool = True,
     ) -> None:
         self.script: list[Reply] = list(script or [])
         self.reject_stream_options = reject_stream_options
+        self.strict = strict
+        self.rejected: list[str] = []
         self.models = list(models or ["fake-model", "fake-model-large"])
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -262,6 +321,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.fake.headers.append(headers)
             message = "Unrecognized request argument supplied: stream_options"
             self._json(400, {"error": {"message": message, "type": "invalid_request_error"}})
+            return
+        problem = transcript_problem(body.get("messages")) if self.fake.strict else None
+        if problem is not None:
+            with self.fake._lock:
+                self.fake.requests.append(body)
+                self.fake.headers.append(headers)
+                self.fake.rejected.append(problem)
+            self._json(400, {"error": {"message": problem, "type": "invalid_request_error"}})
             return
         reply = self.fake.next_reply(body, headers)
         model = str(body.get("model", "fake-model"))
