@@ -32,6 +32,15 @@ class AgentEvent(Message):
         self.event = event
 
 
+class TextBatch(Message):
+    """Consecutive text (or thinking) chunks: one message for many tokens, order kept."""
+
+    def __init__(self, thinking: bool) -> None:
+        super().__init__()
+        self.thinking = thinking
+        self.parts: list[str] = []
+
+
 class OutputNote(Message):
     def __init__(self, note: Note) -> None:
         super().__init__()
@@ -65,6 +74,7 @@ class TuiAgentApp(App[None]):
         super().__init__(**kwargs)
         self.session = session
         self._approval_lock = asyncio.Lock()
+        self._batch: TextBatch | None = None
         self._unsubscribe: list[Any] = []
 
     # -- layout -----------------------------------------------------------------------------
@@ -92,7 +102,7 @@ class TuiAgentApp(App[None]):
         self.sub_title = self.folder_label
         session.themes = sorted(self.available_themes)
         session.approver = self.approve
-        self._unsubscribe.append(session.events.listen(lambda e: self.post_message(AgentEvent(e))))
+        self._unsubscribe.append(session.events.listen(self._on_core_event))
         self._unsubscribe.append(session.output.listen(lambda n: self.post_message(OutputNote(n))))
         self.query_one(ToolsPanel).display = False
         self.query_one(PromptArea).focus()
@@ -251,6 +261,29 @@ class TuiAgentApp(App[None]):
             self.update_status()
 
     # -- events from the core ----------------------------------------------------------------
+
+    def _on_core_event(self, event: Any) -> None:
+        """Coalesce text chunks while the UI is busy; any other event closes the batch, so
+        everything reaches the chat in the order it happened."""
+        thinking = isinstance(event, ev.ThinkingChunk)
+        if isinstance(event, ev.TextChunk) or thinking:
+            batch = self._batch
+            if batch is None or batch.thinking != thinking:
+                batch = self._batch = TextBatch(thinking)
+                self.post_message(batch)
+            batch.parts.append(event.text)
+            return
+        self._batch = None
+        self.post_message(AgentEvent(event))
+
+    async def on_text_batch(self, message: TextBatch) -> None:
+        if self._batch is message:
+            self._batch = None
+        text = "".join(message.parts)
+        if message.thinking:
+            await self.chat.add_thinking(text)
+        else:
+            await self.chat.add_text(text)
 
     async def on_agent_event(self, message: AgentEvent) -> None:
         event = message.event
