@@ -102,6 +102,8 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int
         except Exception as exc:  # provider construction, unknown provider…
             print(f"tui-agent: error: {exc}", file=sys.stderr)
             return 1
+        finally:
+            await session.close()  # on_close hooks: MCP servers and the like stop here
         return 1 if printer.failed else 0
 
     try:

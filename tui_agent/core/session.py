@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import secrets
 from collections.abc import Callable
@@ -74,6 +75,8 @@ class Session:
         self.events = EventBus()
         self.approver: Approver = headless_approver(yes)
         self.tool_filters: list[Callable[[str], bool]] = []
+        self._turn_hooks: list[Callable[[], Any]] = []
+        self._close_hooks: list[Callable[[], Any]] = []
         self.journal = journal_module.Journal(self.id, self.directory)
         self.agent = Agent(self)
         self._provider: Provider | None = None
@@ -157,6 +160,8 @@ class Session:
         self.providers = plugins.provider_registrations(config)
         self._provider = None
         self.tool_filters.clear()
+        self._turn_hooks.clear()
+        self._close_hooks.clear()
         self.toolbox.clear()
         self.toolbox.stats.clear()
         self.commands.clear()
@@ -245,9 +250,42 @@ class Session:
         """Run one user turn to the final reply. ``cancel()`` stops it, transcript intact."""
         self._turn = asyncio.current_task()
         try:
+            await self._run_hooks(self._turn_hooks, "turn")
             return await self.agent.turn(prompt)
         finally:
             self._turn = None
+
+    # -- lifecycle hooks --------------------------------------------------------------------
+
+    def on_turn(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """Call ``fn()`` (sync or ``async``) at the start of every turn, before the model is
+        asked anything: the place to finish work a sync setup could only begin (the MCP
+        plugin waits there for its servers). Like ``tool_filters``, registrations belong to
+        one load: ``reload()`` clears them and the setups register again."""
+        self._turn_hooks.append(fn)
+        return fn
+
+    def on_close(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """Call ``fn()`` (sync or ``async``) when the session closes (the app quits, a
+        headless run ends). Cleared by ``reload()`` like ``on_turn``; what must outlive a
+        reload belongs in ``session.state``."""
+        self._close_hooks.append(fn)
+        return fn
+
+    async def close(self) -> None:
+        """Run the ``on_close`` functions once, newest first; failures are logged."""
+        hooks, self._close_hooks = self._close_hooks[::-1], []
+        await self._run_hooks(hooks, "close")
+
+    async def _run_hooks(self, hooks: list[Callable[[], Any]], what: str) -> None:
+        for fn in list(hooks):
+            try:
+                value = fn()
+                if inspect.isawaitable(value):
+                    await value
+            except Exception as exc:
+                log.warning("%s hook %r failed", what, fn, exc_info=True)
+                self.output.say(f"{what} hook failed: {exc or type(exc).__name__}", kind="error")
 
     def cancel(self) -> bool:
         """Cancel the running turn: the stream closes and running tools are cancelled."""

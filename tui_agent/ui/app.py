@@ -143,9 +143,10 @@ class TuiAgentApp(App[None]):
                 kind="error",
             )
 
-    def on_unmount(self) -> None:
+    async def on_unmount(self) -> None:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
+        await self.session.close()  # on_close hooks (MCP servers stop with the app)
 
     def get_system_commands(self, screen: Screen[Any]) -> Any:
         yield from super().get_system_commands(screen)

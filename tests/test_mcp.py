@@ -1,0 +1,560 @@
+"""Issue 8: MCP servers as tools (plugins/mcp.py), against real servers written with the
+``mcp`` package's FastMCP: over stdio (a script run with this Python) and over streamable
+HTTP on 127.0.0.1 (a subprocess on a free port)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import write
+
+import tui_agent
+from tui_agent import create_session
+from tui_agent.core.paths import user_config_dir
+from tui_agent.paths import user_cache_dir
+from tui_agent.testing import Call, FakeOpenAI, Reply
+
+SERVER = '''\
+"""A FastMCP server for the tests; argv[1], when given, is a file to write the pid to."""
+import os
+import sys
+
+from pydantic import BaseModel
+
+from mcp.server.fastmcp import FastMCP
+
+if len(sys.argv) > 1:
+    with open(sys.argv[1], "a") as pids:
+        pids.write(f"{os.getpid()}\\n")
+
+mcp = FastMCP("demo", log_level="WARNING")
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+@mcp.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers"""
+    return a + b
+
+
+@mcp.tool()
+def env(name: str) -> str:
+    """An environment variable of the server process"""
+    return os.environ.get(name, "<unset>")
+
+
+@mcp.tool()
+def norm(point: Point) -> int:
+    """Manhattan norm of a point"""
+    return abs(point.x) + abs(point.y)
+
+
+@mcp.tool()
+def fail(message: str) -> str:
+    """Always fails"""
+    raise ValueError(message)
+
+
+@mcp.tool()
+def big(lines: int) -> str:
+    """Many lines of text"""
+    return "\\n".join(f"line {i}" for i in range(lines))
+
+
+@mcp.tool()
+def crash() -> str:
+    """The server process exits"""
+    os._exit(3)
+
+
+mcp.run()
+'''
+
+HTTP_SERVER = """\
+import sys
+
+from mcp.server.fastmcp import Context, FastMCP
+
+mcp = FastMCP("web", host="127.0.0.1", port=int(sys.argv[1]), log_level="WARNING")
+
+
+@mcp.tool()
+def shout(text: str) -> str:
+    \"\"\"The text in capitals\"\"\"
+    return text.upper()
+
+
+@mcp.tool()
+def token(ctx: Context) -> str:
+    \"\"\"The Authorization header of the request\"\"\"
+    return ctx.request_context.request.headers.get("authorization", "<none>")
+
+
+mcp.run(transport="streamable-http")
+"""
+
+SILENT = "import sys\nsys.stdin.read()\n"  # starts, never answers, leaves when stdin closes
+BROKEN = "import sys\nprint('no config found, giving up', file=sys.stderr)\nsys.exit(2)\n"
+DEMO_TOOLS = ["add", "env", "norm", "fail", "big", "crash"]
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return (
+            "{ " + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+        )
+    return json.dumps(str(value))
+
+
+def configure(servers: dict[str, dict[str, Any]], *, allow_all: bool = True) -> None:
+    """The user config: ``[mcp.servers.NAME]`` tables (plus the allow-all rule)."""
+    lines = ["[permission]", '"*" = "allow"', ""] if allow_all else []
+    for name, table in servers.items():
+        lines.append(f"[mcp.servers.{name}]")
+        lines += [f"{key} = {toml_value(value)}" for key, value in table.items()]
+        lines.append("")
+    write(user_config_dir() / "config.toml", "\n".join(lines))
+
+
+def stdio(script: Path, *args: str, **extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(script), *args], **extra}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def pids(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+async def gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
+
+
+def errors(session: tui_agent.Session) -> list[str]:
+    return [note.text for note in session.output.history if note.kind == "error"]
+
+
+async def mcp_table(session: tui_agent.Session) -> str:
+    """Run ``/mcp`` (it waits for servers still starting) and return the table it says."""
+    start = len(session.output.history)
+    assert await session.run_command_line("/mcp")
+    notes = list(session.output.history)[start:]
+    tables = [n.text for n in notes if n.kind == "markdown" and "MCP servers" in n.text]
+    assert tables, [n.text for n in notes]
+    return tables[-1]
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    return write(tmp_path / "servers" / "demo_server.py", SERVER)
+
+
+@pytest.fixture
+async def sessions() -> AsyncIterator[Callable[..., tui_agent.Session]]:
+    """create_session, with every session closed (servers stopped) at the end."""
+    made: list[tui_agent.Session] = []
+
+    def make(directory: Path, **kwargs: Any) -> tui_agent.Session:
+        session = create_session(directory, **kwargs)
+        made.append(session)
+        return session
+
+    yield make
+    for session in made:
+        await session.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """A FastMCP server over streamable HTTP on 127.0.0.1, answering before the test starts."""
+    path = write(tmp_path / "servers" / "web_server.py", HTTP_SERVER)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(path), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert process.poll() is None, "the HTTP MCP server exited"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTP MCP server never answered"
+                time.sleep(0.05)
+        yield port, process
+    finally:
+        process.kill()
+        process.wait()
+
+
+# -- tools, schemas, results --------------------------------------------------------------
+
+
+async def test_tools_are_listed_with_their_schemas_and_source(
+    project: Path, script: Path, sessions: Any
+) -> None:
+    configure({"demo": stdio(script)})
+    session = sessions(project)
+    table = await mcp_table(session)
+    assert "| demo | running | 6 |" in table
+    names = [f"demo_{tool}" for tool in DEMO_TOOLS]
+    assert set(names) <= set(session.toolbox.tools)
+    add = session.toolbox.tools["demo_add"]
+    assert add.source == "mcp:demo"
+    assert add.description == "Add two integers"
+    assert add.params == {
+        "a": {"title": "A", "type": "integer"},
+        "b": {"title": "B", "type": "integer"},
+    }
+    assert add.required == ["a", "b"]
+    # a pydantic model argument: its $ref is inlined, the model sees the whole schema
+    point = session.toolbox.tools["demo_norm"].params["point"]
+    assert "$ref" not in json.dumps(point)
+    assert point["properties"] == {
+        "x": {"title": "X", "type": "integer"},
+        "y": {"title": "Y", "type": "integer"},
+    }
+    offered = {d["function"]["name"]: d["function"] for d in session.offered_tools()}
+    assert offered["demo_add"]["parameters"]["required"] == ["a", "b"]
+    assert {"read", "execute"} <= set(offered)  # the built-ins are still there
+    # validation happens in the toolbox, before the server is asked
+    bad = await session.toolbox.run("demo_add", {"a": "one", "b": 2})
+    assert bad.error == "value at `/a` is not an integer"
+    assert (await session.toolbox.run("demo_norm", {"point": {"x": 3, "y": -4}}))["output"] == "7"
+
+
+async def test_results_errors_and_truncation(project: Path, script: Path, sessions: Any) -> None:
+    configure({"demo": stdio(script)})
+    session = sessions(project)
+    await mcp_table(session)
+    result = await session.toolbox.run("demo_add", {"a": 20, "b": 22})
+    assert result.to_dict() == {"output": "42", "structured_content": {"result": 42}, "ok": True}
+    failed = await session.toolbox.run("demo_fail", {"message": "no luck"})
+    assert not failed.ok and "no luck" in (failed.error or "")
+    long = await session.toolbox.run("demo_big", {"lines": 3000})
+    assert long.ok and long["truncated"] is True
+    assert long["output"].endswith("line 2999")
+    assert "line 999\n" not in long["output"]
+    assert "the first 1000 lines" in long["output"].splitlines()[0]
+    saved = Path(long["full_output"])
+    assert saved.parent == user_cache_dir() / "tool-output"
+    assert saved.read_text().splitlines()[0] == "line 0"
+    assert "structured_content" not in long  # the same 3,000 lines as JSON would undo the cut
+    assert Path(long["structured_content_file"]).is_file()
+
+
+async def test_a_call_round_trip_through_a_turn(project: Path, script: Path, sessions: Any) -> None:
+    configure({"srv": stdio(script)})
+    with FakeOpenAI([Reply(calls=[Call("srv_add", {"a": 1, "b": 2})]), Reply("done")]) as server:
+        session = sessions(project, base_url=server.base_url, model="m")
+        assert await session.turn("add 1 and 2") == "done"
+    # the turn waited for the server: its tools were offered from the first request
+    first = {tool["function"]["name"] for tool in server.requests[0]["tools"]}
+    assert "srv_add" in first
+    [message] = tool_messages(server.requests[1])
+    assert message == {"output": "3", "structured_content": {"result": 3}, "ok": True}
+    assert session.toolbox.stats["srv_add"].calls == 1
+
+
+def test_headless_run_starts_servers_on_the_turn_and_stops_them_after(
+    project: Path, script: Path, tmp_path: Path
+) -> None:
+    """`tui-agent run` builds the session before any event loop runs: the servers start
+    with the turn and are stopped when the run ends."""
+    pidfile = tmp_path / "pids"
+    configure({"srv": stdio(script, str(pidfile))})
+    replies = [Reply(calls=[Call("srv_add", {"a": 2, "b": 5})]), Reply("seven")]
+    with FakeOpenAI(replies) as server:
+        argv = ["-m", "tui_agent", "--base-url", server.base_url, "--model", "m", "run", "add"]
+        done = subprocess.run(
+            [sys.executable, *argv],
+            cwd=project,
+            env=dict(os.environ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "seven"
+    assert "✔ srv_add" in done.stderr
+    assert tool_messages(server.requests[1])[0]["output"] == "7"
+    [pid] = pids(pidfile)
+    assert not alive(pid)
+
+
+# -- config -------------------------------------------------------------------------------
+
+
+async def test_variables_are_substituted_from_the_environment(
+    project: Path, script: Path, sessions: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_TEST_TOKEN", "s3cret")
+    monkeypatch.setenv("MCP_TEST_DIR", str(tmp_path))
+    monkeypatch.delenv("MCP_TEST_UNSET", raising=False)
+    configure(
+        {
+            "srv": {
+                "command": sys.executable,
+                "args": [str(script), "${MCP_TEST_DIR}/pids"],
+                "env": {"TOKEN": "${MCP_TEST_TOKEN}", "MODE": "${MCP_TEST_UNSET:-plain}"},
+            },
+            "nokey": stdio(script, env={"TOKEN": "${MCP_TEST_UNSET}"}),
+        }
+    )
+    session = sessions(project)
+    table = await mcp_table(session)
+    assert (await session.toolbox.run("srv_env", {"name": "TOKEN"}))["output"] == "s3cret"
+    assert (await session.toolbox.run("srv_env", {"name": "MODE"}))["output"] == "plain"
+    assert len(pids(tmp_path / "pids")) == 1  # ${MCP_TEST_DIR} in args
+    # the parent's other variables are not handed to servers
+    assert (await session.toolbox.run("srv_env", {"name": "MCP_TEST_TOKEN"}))["output"] == "<unset>"
+    assert "| nokey | failed | 0 |" in table
+    assert any("nokey" in e and "${MCP_TEST_UNSET} is not set" in e for e in errors(session))
+    assert not any(name.startswith("nokey_") for name in session.toolbox.tools)
+
+
+async def test_streamable_http_server(
+    project: Path, sessions: Any, http_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port, process = http_server
+    monkeypatch.setenv("MCP_TEST_PORT", str(port))
+    monkeypatch.setenv("MCP_TEST_TOKEN", "t0k3n")
+    configure(
+        {
+            "web": {
+                "url": "http://127.0.0.1:${MCP_TEST_PORT}/mcp",
+                "headers": {"Authorization": "Bearer ${MCP_TEST_TOKEN}"},
+            }
+        }
+    )
+    session = sessions(project)
+    table = await mcp_table(session)
+    assert f"| web | running | 2 | http http://127.0.0.1:{port}/mcp |" in table
+    shout = session.toolbox.tools["web_shout"]
+    assert shout.source == "mcp:web"
+    assert shout.params == {"text": {"title": "Text", "type": "string"}}
+    assert shout.required == ["text"]
+    assert (await session.toolbox.run("web_shout", {"text": "hi"}))["output"] == "HI"
+    assert (await session.toolbox.run("web_token", {}))["output"] == "Bearer t0k3n"
+    # the server goes away: a clear error, and the app goes on
+    process.kill()
+    process.wait()
+    lost = await session.toolbox.run("web_shout", {"text": "hi"})
+    assert not lost.ok and 'MCP server "web"' in (lost.error or "")
+    assert (await session.toolbox.run("list", {"path": "."})).ok
+
+
+# -- failures -----------------------------------------------------------------------------
+
+
+async def test_a_server_crash_mid_session(project: Path, script: Path, sessions: Any) -> None:
+    configure({"srv": stdio(script), "other": stdio(script)})
+    replies = [
+        Reply(calls=[Call("srv_crash", {})]),
+        Reply(calls=[Call("srv_add", {"a": 1, "b": 1}), Call("other_add", {"a": 2, "b": 2})]),
+        Reply("the other one still works"),
+    ]
+    with FakeOpenAI(replies) as server:
+        session = sessions(project, base_url=server.base_url, model="m")
+        assert await session.turn("go") == "the other one still works"
+    [crashed] = tool_messages(server.requests[1])
+    assert crashed["ok"] is False
+    assert 'MCP server "srv" is not running: it stopped unexpectedly' in crashed["error"]
+    assert "/mcp restart srv" in crashed["error"]
+    after, other = tool_messages(server.requests[2])[1:]
+    assert after["ok"] is False and "stopped unexpectedly" in after["error"]
+    assert other == {"output": "4", "structured_content": {"result": 4}, "ok": True}
+    assert sum("srv" in e and "stopped unexpectedly" in e for e in errors(session)) == 1
+    assert "| srv | crashed | 6 |" in await mcp_table(session)
+    # its tools stay listed (and explain themselves); a restart brings them back
+    assert "srv_add" in session.toolbox.tools
+    assert await session.run_command_line("/mcp restart srv")
+    assert (await session.toolbox.run("srv_add", {"a": 1, "b": 1}))["output"] == "2"
+
+
+async def test_servers_that_never_start_are_reported_and_the_app_goes_on(
+    project: Path, script: Path, sessions: Any, tmp_path: Path
+) -> None:
+    broken = write(tmp_path / "servers" / "broken.py", BROKEN)
+    silent = write(tmp_path / "servers" / "silent.py", SILENT)
+    configure(
+        {
+            "missing": {"command": str(tmp_path / "no-such-program")},
+            "broken": stdio(broken),
+            "silent": stdio(silent, startup_timeout=1),
+            "srv": stdio(script),
+        }
+    )
+    replies = [Reply(calls=[Call("srv_add", {"a": 1, "b": 2})]), Reply("still here")]
+    with FakeOpenAI(replies) as server:
+        session = sessions(project, base_url=server.base_url, model="m")
+        started = time.monotonic()
+        assert await session.turn("go") == "still here"
+        assert time.monotonic() - started < 10
+    assert tool_messages(server.requests[1])[0]["output"] == "3"
+    problems = errors(session)
+    assert any('MCP server "missing" failed to start: command not found' in e for e in problems), (
+        problems
+    )
+    [broken_note] = [e for e in problems if '"broken"' in e]
+    assert "failed to start" in broken_note and "no config found, giving up" in broken_note
+    assert any('"silent" failed to start: timed out' in e for e in problems), problems
+    table = await mcp_table(session)
+    for name in ("missing", "broken", "silent"):
+        assert f"| {name} | failed | 0 |" in table
+    assert "| srv | running | 6 |" in table
+    assert {"read", "execute", "srv_add"} <= set(session.toolbox.tools)
+
+
+@pytest.mark.real_permissions
+async def test_the_permission_hook_asks_for_mcp_tools(
+    project: Path, script: Path, sessions: Any
+) -> None:
+    configure({"srv": stdio(script)}, allow_all=False)
+    asked: list[tui_agent.ApprovalRequest] = []
+
+    async def approver(request: tui_agent.ApprovalRequest) -> tui_agent.Decision:
+        asked.append(request)
+        return tui_agent.Decision("deny")
+
+    replies = [Reply(calls=[Call("srv_add", {"a": 1, "b": 2})]), Reply("ok")]
+    with FakeOpenAI(replies) as server:
+        session = sessions(project, base_url=server.base_url, model="m")
+        session.approver = approver
+        assert await session.turn("add") == "ok"
+    assert [(r.tool, r.args) for r in asked] == [("srv_add", {"a": 1, "b": 2})]
+    [denied] = tool_messages(server.requests[1])
+    assert denied["ok"] is False and denied["error"] == "User denied permission: srv_add"
+    assert session.toolbox.stats["srv_add"].last_result is not None
+
+
+# -- reload, /mcp, exit -------------------------------------------------------------------
+
+
+async def test_reload_restarts_servers(
+    project: Path, script: Path, sessions: Any, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    configure({"srv": stdio(script, str(pidfile))})
+    session = sessions(project)
+    await mcp_table(session)
+    [first] = pids(pidfile)
+    assert alive(first)
+    assert await session.run_command_line("/reload")
+    table = await mcp_table(session)  # waits for the new server and the old one's stop
+    assert "| srv | running | 6 |" in table
+    first_, second = pids(pidfile)
+    assert first_ == first and second != first
+    assert await gone(first), "the previous generation's server is still running"
+    assert alive(second)
+    assert session.toolbox.tools["srv_add"].source == "mcp:srv"
+    assert (await session.toolbox.run("srv_add", {"a": 2, "b": 2}))["output"] == "4"
+    # the server is taken out of the config: reload stops it and its tools go
+    configure({})
+    assert await session.run_command_line("/reload")
+    assert not any(name.startswith("srv_") for name in session.toolbox.tools)
+    await session.close()
+    assert await gone(second)
+
+
+async def test_mcp_command_lists_servers_states_and_tools(
+    project: Path, script: Path, sessions: Any, tmp_path: Path
+) -> None:
+    configure(
+        {
+            "srv": stdio(script),
+            "off": stdio(script, enabled=False),
+            "bad": {"command": str(tmp_path / "nothing-here")},
+        }
+    )
+    session = sessions(project)
+    table = await mcp_table(session)
+    lines = table.splitlines()
+    assert lines[2] == "| Server | State | Tools | Transport | Details |"
+    assert lines[4].startswith(f"| srv | running | 6 | stdio {sys.executable} {script} | demo ")
+    assert lines[5].startswith("| off | disabled | 0 | stdio ")
+    assert lines[6].startswith("| bad | failed | 0 | stdio ")
+    assert "command not found" in lines[6]
+    assert not any(name.startswith("off_") for name in session.toolbox.tools)
+    assert session.commands.completions_for("mcp", "restart s") == ["restart srv"]
+    assert "/mcp" in session.commands.names
+
+
+async def test_session_close_stops_every_server(
+    project: Path, script: Path, sessions: Any, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    configure({"one": stdio(script, str(pidfile)), "two": stdio(script, str(pidfile))})
+    session = sessions(project)
+    await mcp_table(session)
+    started = pids(pidfile)
+    assert len(started) == 2 and all(alive(pid) for pid in started)
+    await session.close()
+    for pid in started:
+        assert await gone(pid)
+    result = await session.toolbox.run("one_add", {"a": 1, "b": 1})
+    assert result.error == 'MCP server "one" was stopped.'
+
+
+async def test_without_servers_nothing_happens_and_without_the_package_one_note(
+    project: Path, script: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    quiet = create_session(project)
+    assert "/mcp" not in quiet.commands.names and not errors(quiet)
+    monkeypatch.setitem(sys.modules, "mcp", None)  # how Python spells "not installed"
+    assert "/mcp" not in create_session(project).commands.names
+    configure({"srv": stdio(script)})
+    session = create_session(project)
+    [note] = errors(session)
+    assert "MCP servers are configured (srv)" in note
+    assert "pip install 'tui-agent[mcp]'" in note
+    assert not any(name.startswith("srv_") for name in session.toolbox.tools)
+    await session.close()
