@@ -330,6 +330,27 @@ def test_headless_run_starts_servers_on_the_turn_and_stops_them_after(
     assert not alive(pid)
 
 
+def test_tools_command_lists_mcp_tools_and_stops_the_server(
+    project: Path, script: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    configure({"srv": stdio(script, str(pidfile))})
+    done = subprocess.run(
+        [sys.executable, "-m", "tui_agent", "tools", "--json"],
+        cwd=project,
+        env=dict(os.environ),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    names = [d["function"]["name"] for d in json.loads(done.stdout)]
+    assert "srv_add" in names and "read" in names
+    [pid] = pids(pidfile)
+    assert not alive(pid)
+
+
 # -- config -------------------------------------------------------------------------------
 
 

@@ -78,8 +78,18 @@ def report_problems(session: Session, stream: TextIO) -> None:
 
 
 def cmd_tools(session: Session, args: argparse.Namespace) -> int:
+    import asyncio
+
     from rich.console import Console
     from rich.table import Table
+
+    async def prepare() -> None:  # on_turn work first (MCP servers list their tools)
+        try:
+            await session.ready()
+        finally:
+            await session.close()
+
+    asyncio.run(prepare())
 
     from .core.describe import first_line, hooks_label, parameter_rows
 

@@ -257,6 +257,10 @@ class Session:
 
     # -- lifecycle hooks --------------------------------------------------------------------
 
+    async def ready(self) -> None:
+        """Run the ``on_turn`` functions now (``tui-agent tools`` lists MCP tools this way)."""
+        await self._run_hooks(self._turn_hooks, "turn")
+
     def on_turn(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """Call ``fn()`` (sync or ``async``) at the start of every turn, before the model is
         asked anything: the place to finish work a sync setup could only begin (the MCP
