@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
@@ -13,6 +12,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
@@ -96,14 +96,23 @@ class ApprovalScreen(ModalScreen[Decision]):
     def on_mount(self) -> None:
         self.call_after_refresh(self._arm)
 
+    @staticmethod
+    def _now() -> float:
+        """Now, on the clock Textual stamps its events with."""
+        return Message().time
+
     def _arm(self) -> None:
-        self.opened = time.monotonic()
+        self.opened = self._now()
 
     def _too_soon(self) -> bool:
-        return time.monotonic() - self.opened < GUARD_SECONDS
+        return self._now() - self.opened < GUARD_SECONDS
 
     async def on_key(self, event: events.Key) -> None:
-        if self._too_soon() and not self.query_one("#feedback", Input).has_focus:
+        # Judged by when the key was pressed, not when it is handled: a key typed before
+        # the dialog was drawn (or in its first 0.3 s) never answers it, however busy we were.
+        if event.time < self.opened + GUARD_SECONDS and not self.query_one(
+            "#feedback", Input
+        ).has_focus:
             event.stop()
             event.prevent_default()
 
