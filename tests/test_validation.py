@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tui_agent import Toolbox
 from tui_agent.core.validation import compile_validator, object_schema
@@ -266,3 +268,59 @@ def test_validator_compiled_once_per_tool() -> None:
     first = tool._validator
     assert first is not None
     assert toolbox.tools["t"]._validator is first
+
+
+_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(allow_nan=False, width=32),
+    st.text(max_size=5),
+    st.lists(st.integers(0, 3), max_size=3),
+)
+_keys = st.sampled_from(
+    [
+        "type",
+        "description",
+        "enum",
+        "default",
+        "minimum",
+        "maxLength",
+        "items",
+        "additionalProperties",
+        "required",
+        "pattern",
+        "format",
+        "title",
+    ]
+)
+_types = st.one_of(
+    st.sampled_from(["string", "number", "integer", "boolean", "array", "object", "null", "strin"]),
+    st.lists(st.sampled_from(["string", "null", "integer", "bogus"]), max_size=3),
+)
+_props = st.recursive(
+    st.dictionaries(_keys, st.one_of(_values, _types), max_size=4),
+    lambda inner: st.dictionaries(_keys, st.one_of(_values, _types, inner), max_size=4),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.text(min_size=1, max_size=4), _props, max_size=3),
+    st.lists(st.text(max_size=3), max_size=3),
+)
+def test_the_fast_schema_check_never_accepts_what_the_metaschema_rejects(
+    params: dict[str, Any], required: list[str]
+) -> None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    from tui_agent.core.validation import plainly_valid
+
+    schema = object_schema(params, required)
+    if plainly_valid(schema):
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:  # pragma: no cover - this is the failure being looked for
+            raise AssertionError(f"fast path accepted an invalid schema: {exc.message}") from exc
