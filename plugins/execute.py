@@ -14,10 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import tui_agent
-from tui_agent.paths import user_cache_dir
+from tui_agent.truncation import keep_tail
 
-MAX_LINES = 2000
-MAX_BYTES = 50 * 1024
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 
@@ -30,31 +28,6 @@ def kill_group(process: asyncio.subprocess.Process) -> None:
             return
         if sig is signal.SIGTERM:
             time.sleep(0.05)
-
-
-def truncate(text: str, call_id: str) -> dict[str, Any]:
-    lines = text.splitlines(keepends=True)
-    data = text.encode("utf-8", errors="replace")
-    if len(lines) <= MAX_LINES and len(data) <= MAX_BYTES:
-        return {"output": text}
-    tail_lines = lines[-MAX_LINES:]
-    tail = "".join(tail_lines)
-    while len(tail.encode("utf-8", errors="replace")) > MAX_BYTES and tail_lines:
-        tail_lines = tail_lines[1:]
-        tail = "".join(tail_lines)
-    if not tail_lines:
-        tail = data[-MAX_BYTES:].decode("utf-8", errors="replace")
-    folder = user_cache_dir() / "tool-output"
-    folder.mkdir(parents=True, exist_ok=True)
-    saved = folder / f"execute-{int(time.time() * 1000)}-{call_id or os.getpid()}.txt"
-    saved.write_text(text, encoding="utf-8", errors="replace")
-    cut_lines = len(lines) - len(tail.splitlines())
-    cut_bytes = len(data) - len(tail.encode("utf-8", errors="replace"))
-    note = (
-        f"[output cut: the first {cut_lines} lines ({cut_bytes} bytes) are not shown; "
-        f"the full output is in {saved}]\n"
-    )
-    return {"output": note + tail, "truncated": True, "full_output": str(saved)}
 
 
 @tui_agent.setup("execute")
@@ -114,7 +87,7 @@ def execute_setup(session: tui_agent.Session) -> None:
             kill_group(process)
             await _settle(reader)
             output = b"".join(chunks).decode("utf-8", errors="replace")
-            result = truncate(output, context.call_id)
+            result = keep_tail(output, f"execute-{context.call_id or 'call'}")
             result["error"] = (
                 f"timed out after {timeout:g}s; the command and every process it started "
                 "were killed"
@@ -126,7 +99,7 @@ def execute_setup(session: tui_agent.Session) -> None:
             await _settle(reader)
             raise
         output = b"".join(chunks).decode("utf-8", errors="replace")
-        result = truncate(output, context.call_id)
+        result = keep_tail(output, f"execute-{context.call_id or 'call'}")
         result["exit_status"] = process.returncode
         return result
 

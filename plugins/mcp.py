@@ -46,22 +46,19 @@ import json
 import logging
 import os
 import re
-import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import tui_agent
-from tui_agent.paths import user_cache_dir, user_log_dir
+from tui_agent.paths import user_log_dir
+from tui_agent.truncation import MAX_BYTES, keep_tail, save_output
 
 log = logging.getLogger("tui_agent.plugins.mcp")
 
 DEFAULT_STARTUP_TIMEOUT = 30.0
 DEFAULT_TIMEOUT = 120.0
 STOP_TIMEOUT = 6.0  # the mcp stdio client waits 2 s after closing stdin, then terminates
-MAX_LINES = 2000
-MAX_BYTES = 50 * 1024
 STDERR_LINES = 5
 MAX_LOG_BYTES = 1024 * 1024  # a server's stderr log starts over past this
 VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -200,37 +197,6 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return result if isinstance(result, dict) else {}
 
 
-def truncate(text: str, label: str) -> dict[str, Any]:
-    """The ``execute`` rule: over 2,000 lines or 50 KB, keep the tail and save the whole."""
-    lines = text.splitlines(keepends=True)
-    data = text.encode("utf-8", errors="replace")
-    if len(lines) <= MAX_LINES and len(data) <= MAX_BYTES:
-        return {"output": text}
-    tail_lines = lines[-MAX_LINES:]
-    tail = "".join(tail_lines)
-    while len(tail.encode("utf-8", errors="replace")) > MAX_BYTES and tail_lines:
-        tail_lines = tail_lines[1:]
-        tail = "".join(tail_lines)
-    if not tail_lines:
-        tail = data[-MAX_BYTES:].decode("utf-8", errors="replace")
-    saved = _save(text, label, "txt")
-    cut_lines = len(lines) - len(tail.splitlines())
-    cut_bytes = len(data) - len(tail.encode("utf-8", errors="replace"))
-    note = (
-        f"[output cut: the first {cut_lines} lines ({cut_bytes} bytes) are not shown; "
-        f"the full output is in {saved}]\n"
-    )
-    return {"output": note + tail, "truncated": True, "full_output": str(saved)}
-
-
-def _save(text: str, label: str, suffix: str) -> Path:
-    folder = user_cache_dir() / "tool-output"
-    folder.mkdir(parents=True, exist_ok=True)
-    saved = folder / f"mcp-{label}-{int(time.time() * 1000)}-{os.getpid()}.{suffix}"
-    saved.write_text(text, encoding="utf-8", errors="replace")
-    return saved
-
-
 def _block_text(block: Any) -> str:
     kind = getattr(block, "type", "")
     if kind == "text":
@@ -254,7 +220,7 @@ def convert(result: Any, label: str) -> dict[str, Any]:
     ``structuredContent`` kept as ``structured_content`` (saved to a file instead when it
     is big or the text had to be cut), ``isError`` → ``{"error": …}``."""
     text = "\n".join(_block_text(block) for block in result.content or [])
-    payload = truncate(text, label)
+    payload = keep_tail(text, f"mcp-{label}")
     structured = result.structuredContent
     if structured is not None:
         dumped = json.dumps(structured, ensure_ascii=False, default=str)
@@ -262,7 +228,7 @@ def convert(result: Any, label: str) -> dict[str, Any]:
         if small and not payload.get("truncated"):
             payload["structured_content"] = structured
         else:
-            payload["structured_content_file"] = str(_save(dumped, label, "json"))
+            payload["structured_content_file"] = str(save_output(dumped, f"mcp-{label}", "json"))
     if result.isError:
         payload["error"] = payload.pop("output") or "the tool reported an error"
     return payload

@@ -713,3 +713,28 @@ async def test_git_refuses_options_that_write_files(repo: Path, args: Any) -> No
     result = await run(session, "git", {"args": args})
     assert result["ok"] is False and "writes files" in result["error"]
     assert not (repo.parent / "x.txt").exists() and not (repo / "y").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "truncated"),
+    [
+        ("short\n", False),
+        ("x\n" * 2000, False),
+        ("x\n" * 2001, True),
+        ("y" * (50 * 1024 + 1), True),
+        ("é" * 30_000 + "\n" + "tail\n", True),
+    ],
+)
+def test_keep_tail_rule(text: str, truncated: bool) -> None:
+    from tui_agent.truncation import MAX_BYTES, keep_tail
+
+    result = keep_tail(text, "test")
+    assert bool(result.get("truncated")) is truncated
+    if truncated:
+        saved = Path(result["full_output"])
+        assert saved.read_text(encoding="utf-8") == text
+        shown = result["output"].split("]\n", 1)[1]
+        assert text.endswith(shown) and len(shown.encode()) <= MAX_BYTES
+        assert str(saved) in result["output"]
+    else:
+        assert result == {"output": text}
