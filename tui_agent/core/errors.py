@@ -5,7 +5,3 @@ from __future__ import annotations
 
 class PermissionDenied(Exception):
     """Raised by a before hook to stop a tool call; the message goes back to the model."""
-
-
-class PluginError(Exception):
-    """A plugin or tool file could not be loaded."""

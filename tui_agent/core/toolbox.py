@@ -58,10 +58,6 @@ class Tool:
     _with_context: bool = field(default=False, repr=False)
     _async: bool = field(default=False, repr=False)
 
-    @property
-    def known(self) -> bool:
-        return self._validator is not None
-
     def definition(self) -> dict[str, Any]:
         return {
             "type": "function",

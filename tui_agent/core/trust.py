@@ -47,15 +47,3 @@ def remember(folder: Path, trusted: bool) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def forget(folder: Path) -> None:
-    folders = _read()
-    if folders.pop(str(folder.resolve()), None) is not None:
-        remember_all(folders)
-
-
-def remember_all(folders: dict[str, bool]) -> None:
-    target = trust_file()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps({"folders": folders}, indent=2, sort_keys=True), encoding="utf-8")

@@ -23,6 +23,7 @@ def _format_checker() -> FormatChecker:
 
     return FormatChecker()
 
+
 _TYPE_WORDS = {
     "null": "null",
     "boolean": "a boolean",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
@@ -110,9 +110,10 @@ class ApprovalScreen(ModalScreen[Decision]):
     async def on_key(self, event: events.Key) -> None:
         # Judged by when the key was pressed, not when it is handled: a key typed before
         # the dialog was drawn (or in its first 0.3 s) never answers it, however busy we were.
-        if event.time < self.opened + GUARD_SECONDS and not self.query_one(
-            "#feedback", Input
-        ).has_focus:
+        if (
+            event.time < self.opened + GUARD_SECONDS
+            and not self.query_one("#feedback", Input).has_focus
+        ):
             event.stop()
             event.prevent_default()
 
@@ -187,7 +188,3 @@ class TrustScreen(ModalScreen[bool]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.dismiss(event.button.id == "yes")
-
-
-def describe_args(args: dict[str, Any]) -> str:
-    return json.dumps(args, ensure_ascii=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -61,11 +61,3 @@ class Provider(Protocol):
     ) -> AsyncIterator[StreamEvent]: ...
 
     async def models(self) -> list[str]: ...
-
-
-ProviderFactory = Any  # Callable[[Mapping[str, Any]], Provider]
-
-
-def setting(settings: Mapping[str, Any], key: str, default: Any) -> Any:
-    value = settings.get(key)
-    return default if value is None else value
