@@ -41,6 +41,15 @@ def files(session: tui_agent.Session) -> None:
         except ValueError:
             return str(path)
 
+    def leaves(file: Path, root: Path) -> bool:
+        """A symlink found under ``root`` that leads out of it and out of the worktree: its
+        content was never approved (reading the link's target itself asks), so grep skips
+        it (ripgrep does not follow links by default either)."""
+        if not file.is_symlink():
+            return False
+        target = file.resolve()
+        return not any(target.is_relative_to(p.resolve()) for p in (root, session.worktree))
+
     def listing(root: Path) -> list[Path]:
         """Files under ``root`` that git would not ignore (every file outside a repository)."""
         if (session.worktree / ".git").exists():
@@ -246,6 +255,8 @@ def files(session: tui_agent.Session) -> None:
         matches: list[str] = []
         for file in targets:
             if include and not fnmatch.fnmatch(file.name, include):
+                continue
+            if file is not root and leaves(file, root):
                 continue
             try:
                 if is_binary(file):

@@ -1,4 +1,5 @@
-"""Command line: ``tui-agent [flags] [tools [NAME] | run PROMPT]``; flags go before or after."""
+"""Command line: ``tui-agent [flags] [tools [NAME] | run PROMPT | trust [--revoke]]``; flags go
+before or after."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from .core import trust
 from .core.session import Session, create_session
 
 
@@ -61,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("prompt", nargs="*", help="the prompt (stdin is appended when piped)")
     run.add_argument("--json", action="store_true", help="print one JSON event per line")
     _add_common(run, suppress=True)
+    trusting = commands.add_parser(
+        "trust", help="trust this folder's project code (remembered), or --revoke that"
+    )
+    trusting.add_argument(
+        "--revoke", action="store_true", help="stop trusting it: its code no longer runs"
+    )
+    _add_common(trusting, suppress=True)
     return parser
 
 
@@ -137,6 +146,23 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trust(session: Session, args: argparse.Namespace) -> int:
+    """Remember the project folder as trusted or, with ``--revoke``, as not trusted (the app
+    then keeps its code off without asking). Runs none of the folder's code."""
+    folder = session.project
+    if args.revoke:
+        session.distrust()
+        print(
+            f"no longer trusted: {folder}: its plugins, tool files and config stay off "
+            "(`tui-agent trust` trusts it again)"
+        )
+        return 0
+    trust.remember(folder, True)
+    files = ", ".join(str(p.relative_to(folder)) for p in session.project_code) or "none yet"
+    print(f"trusted: {folder}: its project code runs from now on ({files})")
+    return 0
+
+
 def setup_logging() -> None:
     """Warnings and tracebacks go to a log file, never onto the screen."""
     from .core.paths import user_log_dir
@@ -167,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             base_url=args.base_url,
             trust=args.trust,
             yes=args.yes,
-            load=args.command is not None,
+            load=args.command in ("tools", "run"),
         )
     except (NotADirectoryError, FileNotFoundError) as exc:
         print(f"tui-agent: {exc}", file=sys.stderr)
@@ -192,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_app(session)
     if args.command == "tools":
         return cmd_tools(session, args)
+    if args.command == "trust":
+        return cmd_trust(session, args)
     if args.command == "run":
         from .headless import run_headless
 

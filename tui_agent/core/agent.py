@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
+from .config import SECRET_KEYS
 from .conversation import missing_tool_results
 from .providers.base import Provider, ProviderError, Text, Thinking, ToolCall, Usage
 from .result import Result
@@ -154,29 +155,38 @@ class Agent:
                 return reply
             except ProviderError as exc:
                 nothing_arrived = not (reply.text or reply.thinking or reply.calls)
+                message = self._redact(str(exc))  # servers and proxies echo keys back
                 if exc.retryable and nothing_arrived and attempt < attempts:
                     delay = exc.retry_after
                     if delay is None:
                         delay = min(MAX_DELAY, base * 2 ** (attempt - 1))
                         delay += random.uniform(0, delay / 2)
                     delay = min(delay, MAX_DELAY * 2)
-                    self.session.events.emit(ev.Retrying(attempt, delay, str(exc)))
-                    log.info("retrying in %.2fs after: %s", delay, exc)
+                    self.session.events.emit(ev.Retrying(attempt, delay, message))
+                    log.info("retrying in %.2fs after: %s", delay, message)
                     await asyncio.sleep(delay)
                     continue
                 if nothing_arrived:
-                    reply.error = f"error: {exc}"
+                    reply.error = f"error: {message}"
                 else:
-                    reply.error = f"error: {exc} (the reply above is incomplete)"
+                    reply.error = f"error: {message} (the reply above is incomplete)"
                     reply.calls = []
                 if exc.retryable and attempt >= attempts:
                     reply.error += f" (gave up after {attempt} attempts)"
                 return reply
             except Exception as exc:  # a provider plugin's bug must not end the app
                 log.warning("provider %s failed", getattr(provider, "name", "?"), exc_info=True)
-                reply.error = f"error: provider failed: {type(exc).__name__}: {exc}"
+                reply.error = self._redact(f"error: provider failed: {type(exc).__name__}: {exc}")
                 reply.calls = []
                 return reply
+
+    def _redact(self, text: str) -> str:
+        """``text`` with every secret setting (the API key) replaced by ``***``."""
+        for key in SECRET_KEYS:
+            value = self.session.config.settings.get(key)
+            if isinstance(value, str) and len(value) >= 8:
+                text = text.replace(value, "***")
+        return text
 
     async def _stream(self, provider: Provider, reply: Reply) -> None:
         session = self.session

@@ -24,6 +24,9 @@ from .shell import is_opaque, split_commands
 ACTIONS = ("allow", "ask", "deny")
 DEFAULTS: dict[str, str] = {"read": "allow", "glob": "allow", "grep": "allow", "list": "allow"}
 PATH_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list"})
+# Folders whose files decide what runs: tui-agent's own config, plugins and tool files, and
+# git's hooks. Writing there asks even where writing is allowed, unless a rule names them.
+PROTECTED = frozenset({".tui-agent", ".agents", ".git"})
 _STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 
 
@@ -52,6 +55,7 @@ class Subject:
     text: str
     outside: bool = False
     opaque: bool = False
+    protected: bool = False
 
 
 class Rules:
@@ -98,7 +102,9 @@ class Rules:
             else:
                 action = chosen[1]
                 label = f"{where} {json.dumps(chosen[0])} = {json.dumps(chosen[1])}"
-                explicit = chosen[0] != "*"
+                explicit = chosen[0] != "*" and (
+                    tool not in PATH_TOOLS or _names(chosen[0], subject)
+                )
         else:
             action = str(rule)
             label = f"{where} = {json.dumps(action)}" if not where.startswith("default") else where
@@ -107,6 +113,11 @@ class Rules:
             label += " (not a valid action: asking)"
         if subject.outside and action == "allow" and not explicit:
             action, label = "ask", f"{subject.text} is outside the worktree"
+        if subject.protected and action == "allow" and not explicit:
+            action, label = (
+                "ask",
+                f"{subject.text} changes what runs (tui-agent config, plugins, tools, git hooks)",
+            )
         if subject.opaque and action == "allow" and not explicit:
             action, label = (
                 "ask",
@@ -115,7 +126,8 @@ class Rules:
         if action == "ask" and any(
             matches(p, subject.text)
             for p in self.session_allows.get(tool, [])
-            if not subject.outside or p.startswith(("/", "~"))
+            if (not subject.outside or p.startswith(("/", "~")))
+            and (not subject.protected or _names(p, subject))
         ):
             action, label = "allow", "allowed for this session"
         return Verdict(action, subject.text, label, subject.outside)
@@ -129,6 +141,15 @@ class Rules:
         if isinstance(rule, Mapping):
             return bool(rule) and all(v == "deny" for v in rule.values())
         return bool(rule == "deny")
+
+
+def _names(pattern: str, subject: Subject) -> bool:
+    """Does a path pattern name this path rather than catch it by a wildcard? ``*.py``
+    names no path outside the worktree (a pattern starting with ``/`` or ``~`` does) and
+    no file in a protected folder (a pattern with that folder in it does)."""
+    if subject.outside and not pattern.startswith(("/", "~")):
+        return False
+    return not subject.protected or any(part in PROTECTED for part in pattern.split("/"))
 
 
 def strictest(verdicts: list[Verdict]) -> str:
@@ -170,7 +191,11 @@ def subjects_for(
         return found
     if tool in PATH_TOOLS:
         path = args.get("path")
-        return [path_subject(path if isinstance(path, str) else ".", directory, worktree)]
+        subject = path_subject(path if isinstance(path, str) else ".", directory, worktree)
+        if tool in ("write", "edit") and not subject.outside:
+            if any(part in PROTECTED for part in subject.text.split("/")):
+                return [Subject(subject.text, protected=True)]
+        return [subject]
     return [Subject("*")]
 
 
