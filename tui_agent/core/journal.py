@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -35,11 +36,18 @@ class SessionInfo:
 
 
 class Journal:
-    def __init__(self, session_id: str, directory: Path) -> None:
+    """``on_error(text)`` hears the first write that fails (the user should know the
+    session is not being saved); later failures are only logged."""
+
+    def __init__(
+        self, session_id: str, directory: Path, on_error: Callable[[str], None] | None = None
+    ) -> None:
         self.id = session_id
         self.directory = directory
         self.path = sessions_dir() / f"{session_id}.jsonl"
         self._handle: IO[str] | None = None
+        self.on_error = on_error
+        self.failed = False
 
     def _open(self) -> IO[str]:
         if self._handle is None or self._handle.closed:
@@ -74,8 +82,17 @@ class Journal:
         try:
             self._open()
             self._write({"type": "message", "message": message})
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
             log.warning("could not write journal %s", self.path, exc_info=True)
+            if not self.failed and self.on_error is not None:
+                reason = str(exc)
+                if isinstance(exc, OSError) and exc.strerror:
+                    reason = exc.strerror + (f": {exc.filename}" if exc.filename else "")
+                self.on_error(
+                    f"could not save this session to {self.path} ({reason}); the chat goes "
+                    "on, but it cannot be resumed later"
+                )
+            self.failed = True
 
     def close(self) -> None:
         if self._handle is not None:

@@ -77,7 +77,7 @@ class Session:
         self.tool_filters: list[Callable[[str], bool]] = []
         self._turn_hooks: list[Callable[[], Any]] = []
         self._close_hooks: list[Callable[[], Any]] = []
-        self.journal = journal_module.Journal(self.id, self.directory)
+        self.journal = journal_module.Journal(self.id, self.directory, self._journal_failed)
         self.agent = Agent(self)
         self._provider: Provider | None = None
         self._turn: asyncio.Task[Any] | None = None
@@ -230,6 +230,9 @@ class Session:
 
     # -- conversation -----------------------------------------------------------------------
 
+    def _journal_failed(self, text: str) -> None:
+        self.output.say(text, kind="error")
+
     def record(self, message: dict[str, Any]) -> None:
         """Append a message to the conversation and the journal (flushed at once)."""
         self.conversation.append(message)
@@ -308,7 +311,7 @@ class Session:
         self.conversation.clear()
         self.journal.close()
         self.id = new_session_id()
-        self.journal = journal_module.Journal(self.id, self.directory)
+        self.journal = journal_module.Journal(self.id, self.directory, self._journal_failed)
         self.events.emit(ConversationReset("clear"))
 
     def sessions(self) -> list[journal_module.SessionInfo]:
@@ -346,7 +349,7 @@ class Session:
         messages = journal_module.read_messages(path)
         self.journal.close()
         self.id = path.stem
-        self.journal = journal_module.Journal(self.id, self.directory)
+        self.journal = journal_module.Journal(self.id, self.directory, self._journal_failed)
         self.conversation.clear()
         for message in messages:
             self.conversation.append(message)

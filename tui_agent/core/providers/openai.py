@@ -67,7 +67,11 @@ class OpenAIProvider:
             )
         return self._client
 
-    def translate(self, exc: BaseException, *, partial: bool = False) -> ProviderError:
+    def translate(
+        self, exc: BaseException, *, partial: bool = False, streaming: bool = False
+    ) -> ProviderError:
+        """``streaming``: the server answered and the reply was under way (a connection
+        error then means the stream broke, not that the server could not be reached)."""
         import openai
 
         if isinstance(exc, ProviderError):
@@ -97,6 +101,17 @@ class OpenAIProvider:
             )
         if isinstance(exc, openai.APITimeoutError):
             return ProviderError(f"timed out waiting for {self.where}", retryable=not partial)
+        if streaming and isinstance(exc, openai.APIConnectionError | ValueError):
+            what = "was cut off" if partial else "broke before the reply began"
+            if isinstance(exc, ValueError):  # a chunk that is not JSON
+                reason = f"the server sent a malformed chunk ({type(exc).__name__}: {exc})"
+            else:
+                reason = str(exc.__cause__ or exc)
+            return ProviderError(
+                f"the stream from {self.where} {what}: {reason}",
+                retryable=not partial,
+                partial=partial,
+            )
         if isinstance(exc, openai.APIConnectionError):
             return ProviderError(
                 f"could not reach {self.where}: {exc.__cause__ or exc}", retryable=not partial
@@ -173,7 +188,7 @@ class OpenAIProvider:
         except ProviderError:
             raise
         except Exception as exc:
-            raise self.translate(exc, partial=started or bool(calls)) from None
+            raise self.translate(exc, partial=started or bool(calls), streaming=True) from None
         finally:
             await response.close()
         for index in sorted(calls):
