@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 from typing import Any, TextIO
@@ -87,11 +88,21 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int
             file=sys.stderr,
         )
 
+    def interrupt() -> None:
+        """Ctrl+C cancels the turn. Pressed again once nothing is left to cancel, it quits
+        at once: a cancelled sync tool keeps running in its thread, and Python would wait."""
+        if session.cancel():
+            return
+        session.journal.close()
+        sys.stdout.flush()
+        print("tui-agent: interrupted", file=sys.stderr, flush=True)
+        os._exit(1)
+
     async def main() -> int:
         task = asyncio.ensure_future(session.turn(prompt))
         loop = asyncio.get_running_loop()
         try:
-            loop.add_signal_handler(signal.SIGINT, session.cancel)
+            loop.add_signal_handler(signal.SIGINT, interrupt)
         except (NotImplementedError, RuntimeError):
             pass
         try:

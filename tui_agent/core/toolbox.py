@@ -346,7 +346,9 @@ class Toolbox:
             result = Result(raw)
         except Exception as exc:  # hooks and handlers: any failure goes back as a result
             result = self._failure(exc, name, call_args)
-        except SystemExit as exc:
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # sys.exit, KeyboardInterrupt… raised by the tool itself
             result = self._failure(exc, name, call_args)
         finally:
             _CURRENT.reset(token)
