@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
 def report_problems(session: Session, stream: TextIO) -> None:
     """Load problems and skipped project code, on stderr for headless commands."""
     for problem in session.problems:
-        print(f"tui-agent: plugin problem: {problem}", file=stream)
+        kind = "config" if problem in session.config_problems else "plugin"
+        print(f"tui-agent: {kind} problem: {problem}", file=stream)
     if session.skipped:
         files = ", ".join(str(p.relative_to(session.project)) for p in session.skipped)
         print(
@@ -200,6 +201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command is not None:
         report_problems(session, sys.stderr)
+    if args.command == "run" and session.config_problems:
+        # a run must not go on without rules the user wrote (a deny dropped would let it run)
+        print("tui-agent: not run: fix the config problem above first", file=sys.stderr)
+        return 2
     if args.continue_ or args.resume:
         if not session.resume(args.resume):
             what = f"session {args.resume}" if args.resume else f"a session for {session.directory}"

@@ -120,6 +120,8 @@ class Agent:
             problem = None
         except ValueError as exc:
             args, problem = None, f"invalid JSON arguments for {call.name}: {exc}"
+        except RecursionError:
+            args, problem = None, f"invalid JSON arguments for {call.name}: nested too deep"
         session.events.emit(
             ev.ToolCallStarted(
                 call.id, call.name, call.arguments, args if isinstance(args, dict) else None

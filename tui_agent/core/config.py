@@ -7,7 +7,9 @@ Settings merge, later over earlier: user ``config.toml`` → project ``.tui-agen
 from __future__ import annotations
 
 import contextvars
+import math
 import os
+import reprlib
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -154,8 +156,55 @@ def configure(fn: Callable[[Config], Any]) -> Callable[[Config], Any]:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
+    """The file's table; ``ValueError`` (TOML, UTF-8 or nesting) or ``OSError`` if it is
+    not one."""
     with path.open("rb") as handle:
-        return tomllib.load(handle)
+        try:
+            return tomllib.load(handle)
+        except RecursionError:
+            raise ValueError("arrays or tables nested too deep") from None
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+# Known settings: what each must be, said the way the problem message says it.
+SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "provider": (_text, "a string"),
+    "model": (_text, "a string"),
+    "base_url": (_text, "a string (an http:// or https:// URL)"),
+    "api_key": (_text, "a string"),
+    "timeout": (lambda v: _number(v) and v > 0, "a number of seconds above 0"),
+    "max_steps": (_count, "a whole number, 1 or more"),
+    "retry_attempts": (_count, "a whole number, 1 or more"),
+    "retry_base_delay": (lambda v: _number(v) and v >= 0, "a number of seconds, 0 or more"),
+    "permission": (lambda v: isinstance(v, dict), "a table"),
+    "mcp": (lambda v: isinstance(v, dict), "a table"),
+}
+
+
+def check_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``settings`` without the known keys whose value has the wrong type (the default
+    applies instead), and one message per key dropped. Secrets are never quoted."""
+    kept: dict[str, Any] = {}
+    problems: list[str] = []
+    for key, value in settings.items():
+        rule = SETTING_RULES.get(key)
+        if rule is None or rule[0](value):
+            kept[key] = value
+            continue
+        shown = "" if key in SECRET_KEYS else f", not {reprlib.repr(value)}"
+        problems.append(f"{key} must be {rule[1]}{shown}")
+    return kept, problems
 
 
 def user_config_file() -> Path:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 Message = dict[str, Any]
@@ -48,3 +48,71 @@ def missing_tool_results(messages: list[Message]) -> list[tuple[str, str]]:
         if message.get("role") == "user":
             return []
     return []
+
+
+ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+
+
+def _content_ok(content: Any) -> bool:
+    return isinstance(content, str) or (
+        isinstance(content, list) and all(isinstance(part, dict) for part in content)
+    )
+
+
+def _call_ok(call: Any) -> bool:
+    if not isinstance(call, dict):
+        return False
+    function = call.get("function")
+    return (
+        isinstance(call.get("id"), str)
+        and bool(call["id"])
+        and isinstance(function, dict)
+        and isinstance(function.get("name"), str)
+        and isinstance(function.get("arguments"), str)
+    )
+
+
+def well_formed(message: Any) -> bool:
+    """A message the API accepts on its own (where it stands in the transcript aside)."""
+    if not isinstance(message, dict) or message.get("role") not in ROLES:
+        return False
+    content = message.get("content")
+    if message["role"] == "tool":
+        call_id = message.get("tool_call_id")
+        return isinstance(call_id, str) and bool(call_id) and _content_ok(content)
+    if message["role"] != "assistant":
+        return _content_ok(content)
+    calls = message.get("tool_calls")
+    if not calls:
+        return calls in (None, []) and _content_ok(content)
+    ids = [call.get("id") for call in calls] if isinstance(calls, list) else []
+    return (
+        (content is None or _content_ok(content))
+        and all(_call_ok(call) for call in calls)
+        and len(set(ids)) == len(ids)
+    )
+
+
+def repair(messages: Iterable[Any], reason: str) -> list[Message]:
+    """A transcript the API accepts, from journaled messages that may be damaged: messages
+    of the wrong shape and tool results that answer no open call are dropped; calls still
+    open when another message comes get an error result saying ``reason``. Calls the last
+    message left open stay open: the caller answers them (and journals the answers)."""
+    from .result import Result
+
+    fixed: list[Message] = []
+    waiting: dict[str, str] = {}  # call id -> tool name
+    for message in messages:
+        if not well_formed(message):
+            continue
+        if message["role"] == "tool":
+            if waiting.pop(message["tool_call_id"], None) is not None:
+                fixed.append(message)
+            continue
+        for call_id, name in waiting.items():
+            result = Result({"error": reason, "name": name})
+            fixed.append({"role": "tool", "tool_call_id": call_id, "content": result.to_json()})
+        calls = (message.get("tool_calls") or []) if message["role"] == "assistant" else []
+        waiting = {call["id"]: call["function"]["name"] for call in calls}
+        fixed.append(message)
+    return fixed

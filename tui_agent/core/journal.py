@@ -116,12 +116,13 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return records
-    for number, line in enumerate(text.splitlines(), 1):
+    # "\n" only: a message may hold U+2028, \x85 or \x1c, which splitlines() would cut
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             log.warning("skipping unreadable line %d of %s", number, path)
             continue
         if isinstance(record, dict):
@@ -130,9 +131,13 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 
 def read_messages(path: Path) -> list[dict[str, Any]]:
+    return _messages(read_records(path))
+
+
+def _messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         r["message"]
-        for r in read_records(path)
+        for r in records
         if r.get("type") == "message" and isinstance(r.get("message"), dict)
     ]
 
@@ -142,7 +147,7 @@ def _info(path: Path) -> SessionInfo | None:
     if not records or records[0].get("type") != "session":
         return None
     head = records[0]
-    messages = [r["message"] for r in records if r.get("type") == "message"]
+    messages = _messages(records)
     first_user = next((m for m in messages if m.get("role") == "user"), None)
     title = str(first_user.get("content") or "")[:80] if first_user else ""
     return SessionInfo(

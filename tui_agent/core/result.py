@@ -12,18 +12,25 @@ def is_failure(data: Mapping[str, Any]) -> bool:
     return data.get("error") is not None
 
 
-def _plain(value: Any) -> Any:
-    """Turn anything a handler returned into JSON-compatible data (str() as the last resort)."""
+MAX_DEPTH = 100
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """Turn anything a handler returned into JSON-compatible data (str() as the last resort).
+    Containers nested deeper than ``MAX_DEPTH`` (or holding themselves) are cut, so the
+    result can always be sent back to the model."""
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
         return (
             value if value == value and value not in (float("inf"), float("-inf")) else str(value)
         )
+    if isinstance(value, Mapping | list | tuple | set | frozenset) and depth >= MAX_DEPTH:
+        return f"[cut: nested deeper than {MAX_DEPTH} levels]"
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [_plain(v) for v in value]
+        return [_plain(v, depth + 1) for v in value]
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value)

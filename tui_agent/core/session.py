@@ -22,7 +22,7 @@ from .approval import ApprovalRequest, Approver, Decision, headless_approver
 from .commands import Commands, parse_command
 from .config import Config
 from .context import ToolContext, find_worktree
-from .conversation import Conversation
+from .conversation import Conversation, repair
 from .events import ConversationReset, EventBus, ExitRequested, ThemeRequested
 from .output import Output
 from .plugins import LoadProblem, LoadReport
@@ -70,6 +70,7 @@ class Session:
         self.config = Config()
         self.providers: dict[str, Any] = {}
         self.problems: list[LoadProblem] = []
+        self.config_problems: list[LoadProblem] = []  # also in problems
         self.skipped: list[Path] = []
         self._modules: list[str] = []
         self.events = EventBus()
@@ -129,13 +130,18 @@ class Session:
         files = [config_module.user_config_file()]
         if self.trusted:
             files.append(config_module.project_config_file(self.project))
+        self.config_problems = []
         for file in files:
             if not file.is_file():
                 continue
             try:
-                settings = config_module.deep_merge(settings, config_module.read_toml(file))
+                data, problems = config_module.check_settings(config_module.read_toml(file))
             except (OSError, ValueError) as exc:
-                report.problems.append(LoadProblem(str(file), plugins.describe(exc)))
+                problems = [plugins.describe(exc)]
+            else:
+                settings = config_module.deep_merge(settings, data)
+            self.config_problems += [LoadProblem(str(file), text) for text in problems]
+        report.problems += self.config_problems
         settings = config_module.deep_merge(settings, config_module.env_settings())
         return config_module.deep_merge(settings, self.flags)
 
@@ -350,10 +356,11 @@ class Session:
         self.journal.close()
         self.id = path.stem
         self.journal = journal_module.Journal(self.id, self.directory, self._journal_failed)
+        interrupted = "interrupted: the session ended before this call finished"
         self.conversation.clear()
-        for message in messages:
+        for message in repair(messages, interrupted):  # a damaged journal still resumes
             self.conversation.append(message)
-        self.agent._close_open_calls("interrupted: the session ended before this call finished")
+        self.agent._close_open_calls(interrupted)
         self.events.emit(ConversationReset("resume"))
         return True
 

@@ -182,9 +182,12 @@ class Toolbox:
             raise ValueError(f"tool name must be a non-empty string, not {name!r}")
         if not callable(handler):
             raise ValueError(f"tool {name!r}: handler is not callable")
+        if params is not None and not isinstance(params, Mapping):
+            raise ValueError(f"tool {name!r}: params must be a dict, not {type(params).__name__}")
         props = dict(params or {})
-        if isinstance(required, str):
-            raise ValueError(f"tool {name!r}: required must be a list of names, not a string")
+        if not isinstance(required, list | tuple):
+            kind = type(required).__name__
+            raise ValueError(f"tool {name!r}: required must be a list of names, not {kind}")
         schema = object_schema(props, required)
         validator = compile_validator(name, schema)
         tool = Tool(

@@ -215,11 +215,15 @@ class ArgsValidator:
         """Every problem with ``args``, in schema order, one message each."""
         messages: list[str] = []
         seen: set[str] = set()
-        for error in self._validator.iter_errors(args):
-            text = _message(error)
-            if text not in seen:
-                seen.add(text)
-                messages.append(text)
+        try:
+            for error in self._validator.iter_errors(args):
+                text = _message(error)
+                if text not in seen:
+                    seen.add(text)
+                    messages.append(text)
+        except Exception as exc:  # e.g. a `$ref` to nowhere: the schema cannot vouch for args
+            detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            return [f"the tool's schema cannot check these arguments: {detail}"]
         return messages
 
     def error(self, args: Any) -> str | None:

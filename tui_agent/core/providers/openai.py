@@ -40,6 +40,23 @@ def _detail(exc: Any) -> str:
     return str(getattr(exc, "message", "") or exc)
 
 
+_NOT_OBJECTS = (str, bytes, int, float, list, dict)
+
+
+def _text(value: Any, what: str) -> str:
+    """A streamed text field: missing is empty; any other type is a malformed chunk."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"{what} should be a string, not {type(value).__name__}")
+    return value
+
+
+def _count(value: Any) -> int:
+    """A token count; usage is informative, so a malformed one counts as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 class OpenAIProvider:
     name = "openai"
 
@@ -152,18 +169,24 @@ class OpenAIProvider:
             kwargs["stream_options"] = {"include_usage": True}
         response = await self._create(kwargs)
         calls: dict[int, dict[str, str]] = {}
+        last = 0
         started = False
         try:
             async for chunk in response:
+                if isinstance(chunk, _NOT_OBJECTS) or chunk is None:
+                    raise ValueError(f"a chunk is {type(chunk).__name__}, not an object")
                 usage = getattr(chunk, "usage", None)
                 if usage is not None:
                     yield Usage(
-                        usage.prompt_tokens or 0,
-                        usage.completion_tokens or 0,
-                        usage.total_tokens or 0,
+                        _count(getattr(usage, "prompt_tokens", None)),
+                        _count(getattr(usage, "completion_tokens", None)),
+                        _count(getattr(usage, "total_tokens", None)),
                     )
-                for choice in chunk.choices or []:
-                    delta = choice.delta
+                choices = getattr(chunk, "choices", None) or []
+                if not isinstance(choices, list):
+                    raise ValueError(f"choices is {type(choices).__name__}, not a list")
+                for choice in choices:
+                    delta = getattr(choice, "delta", None)
                     if delta is None:
                         continue
                     reasoning = getattr(delta, "reasoning_content", None) or getattr(
@@ -172,28 +195,45 @@ class OpenAIProvider:
                     if reasoning:
                         started = True
                         yield Thinking(str(reasoning))
-                    if delta.content:
+                    content = _text(getattr(delta, "content", None), "content")
+                    if content:
                         started = True
-                        yield Text(delta.content)
-                    for part in delta.tool_calls or []:
+                        yield Text(content)
+                    for part in getattr(delta, "tool_calls", None) or []:
                         started = True
-                        slot = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
-                        if part.id:
-                            slot["id"] = part.id
-                        if part.function is not None:
-                            if part.function.name:
-                                slot["name"] += part.function.name
-                            if part.function.arguments:
-                                slot["arguments"] += part.function.arguments
+                        if isinstance(part, _NOT_OBJECTS) or part is None:
+                            raise ValueError(f"a tool call is {type(part).__name__}")
+                        call_id = _text(getattr(part, "id", None), "a tool call id")
+                        index = getattr(part, "index", None)
+                        if not isinstance(index, int) or isinstance(index, bool):
+                            # no index (some servers): a new id starts a call, else the last
+                            # call goes on
+                            known = {slot["id"] for slot in calls.values()}
+                            fresh = not calls or (call_id and call_id not in known)
+                            index = max(calls) + 1 if fresh and calls else last
+                        last = index
+                        slot = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+                        if call_id:
+                            slot["id"] = call_id
+                        function = getattr(part, "function", None)
+                        slot["name"] += _text(getattr(function, "name", None), "a tool name")
+                        slot["arguments"] += _text(
+                            getattr(function, "arguments", None), "tool arguments"
+                        )
         except ProviderError:
             raise
         except Exception as exc:
             raise self.translate(exc, partial=started or bool(calls), streaming=True) from None
         finally:
             await response.close()
+        seen: set[str] = set()
         for index in sorted(calls):
             slot = calls[index]
-            yield ToolCall(slot["id"] or f"call_{index}", slot["name"], slot["arguments"])
+            call_id = slot["id"] or f"call_{index}"
+            while call_id in seen:  # the API wants each call answered by its own id
+                call_id += f"_{index}"
+            seen.add(call_id)
+            yield ToolCall(call_id, slot["name"], slot["arguments"])
 
     async def models(self) -> list[str]:
         try:
