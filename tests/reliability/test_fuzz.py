@@ -1017,6 +1017,23 @@ def test_random_journal_lines_are_skipped_and_resume_gives_a_valid_transcript(
         @example(texts=["x"], garbage=[(0, b'{"type": "message", "message": 5}')], torn=False)
         @example(texts=["x"], garbage=[(1, b'{"type": "message"}')], torn=True)
         @example(texts=["x"], garbage=[(2, b"[" * 5000)], torn=False)
+        @example(
+            texts=["x"],
+            garbage=[
+                (2, b'{"type": "message", "message": {"role": "user", "content": "nan", '),
+                (
+                    2,
+                    b'{"type": "message", "message": {"role": "user", "content": "s", '
+                    b'"tool_calls": [NaN]}}',
+                ),
+                (
+                    2,
+                    b'{"type": "message", "message": {"role": "user", '
+                    b'"content": [{"type": "text", "text": "t", "n": Infinity}]}}',
+                ),
+            ],
+            torn=False,
+        )
         @example(texts=["x", "y"], garbage=[(3, b'{"type": "message", "message": {}}')], torn=False)
         @example(
             texts=["x"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -93,17 +94,53 @@ def well_formed(message: Any) -> bool:
     )
 
 
+_KEYS = {
+    "tool": ("role", "tool_call_id", "content"),
+    "assistant": ("role", "content", "tool_calls"),
+}
+
+
+def _cleaned(message: Message) -> Message | None:
+    """Only the keys its role takes (plus a string ``name``), or None when it is not strict
+    JSON (a NaN would make every later request fail)."""
+    keys = _KEYS.get(message["role"], ("role", "content"))
+    cleaned = {key: message[key] for key in keys if key in message}
+    if isinstance(message.get("name"), str) and message["role"] != "tool":
+        cleaned["name"] = message["name"]
+    if cleaned.get("tool_calls"):
+        cleaned["tool_calls"] = [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {
+                    "name": call["function"]["name"],
+                    "arguments": call["function"]["arguments"],
+                },
+            }
+            for call in cleaned["tool_calls"]
+        ]
+    else:
+        cleaned.pop("tool_calls", None)
+    try:
+        json.dumps(cleaned, allow_nan=False)
+    except (ValueError, RecursionError):
+        return None
+    return cleaned
+
+
 def repair(messages: Iterable[Any], reason: str) -> list[Message]:
     """A transcript the API accepts, from journaled messages that may be damaged: messages
-    of the wrong shape and tool results that answer no open call are dropped; calls still
-    open when another message comes get an error result saying ``reason``. Calls the last
-    message left open stay open: the caller answers them (and journals the answers)."""
+    of the wrong shape and tool results that answer no open call are dropped, keys a role
+    does not take are left out; calls still open when another message comes get an error
+    result saying ``reason``. Calls the last message left open stay open: the caller
+    answers them (and journals the answers)."""
     from .result import Result
 
     fixed: list[Message] = []
     waiting: dict[str, str] = {}  # call id -> tool name
-    for message in messages:
-        if not well_formed(message):
+    for original in messages:
+        message = _cleaned(original) if well_formed(original) else None
+        if message is None:
             continue
         if message["role"] == "tool":
             if waiting.pop(message["tool_call_id"], None) is not None:
