@@ -1020,6 +1020,15 @@ def test_random_journal_lines_are_skipped_and_resume_gives_a_valid_transcript(
         @example(
             texts=["x"],
             garbage=[
+                (1, b'{"type": "message", "message": {"role": "assistant", "tool_calls": 1}}'),
+                (1, b'{"type": "message", "message": {"role": "assistant", "tool_calls": [null]}}'),
+                (1, b'{"type": "message", "message": {"role": "assistant", "tool_calls": [{}]}}'),
+            ],
+            torn=False,
+        )
+        @example(
+            texts=["x"],
+            garbage=[
                 (2, b'{"type": "message", "message": {"role": "user", "content": "nan", '),
                 (
                     2,

@@ -84,14 +84,12 @@ def well_formed(message: Any) -> bool:
     if message["role"] != "assistant":
         return _content_ok(content)
     calls = message.get("tool_calls")
-    if not calls:
-        return calls in (None, []) and _content_ok(content)
-    ids = [call.get("id") for call in calls] if isinstance(calls, list) else []
-    return (
-        (content is None or _content_ok(content))
-        and all(_call_ok(call) for call in calls)
-        and len(set(ids)) == len(ids)
-    )
+    if calls is None or calls == []:
+        return _content_ok(content)
+    if not isinstance(calls, list) or not all(_call_ok(call) for call in calls):
+        return False
+    ids = [call["id"] for call in calls]
+    return (content is None or _content_ok(content)) and len(set(ids)) == len(ids)
 
 
 _KEYS = {
