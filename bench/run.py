@@ -89,7 +89,8 @@ GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
 ]
 
 STREAM_TOKENS = 20_000
-GATED_RUNS = 3  # first/last 1k windows: median of this many gated runs
+# first/last 1k windows: the median of this many gated runs
+GATED_RUNS = int(os.environ.get("BENCH_GATED_RUNS", "3"))
 LATENCY_KEYS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # 52 distinct keys
 RESUME_MESSAGES = 5_000
 RESUME_MARKER = "zebra-quokka-5000"
@@ -496,12 +497,30 @@ async def _ui_stream(
             state["finished"] += 1
             state["error"] = event.error
 
+    gc_time = [0.0, 0]
+    gc_started = [0.0]
+
+    def gc_clock(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            gc_started[0] = time.process_time()
+        else:
+            gc_time[0] += time.process_time() - gc_started[0]
+            gc_time[1] += info.get("generation") == 2
+            if info.get("generation") == 2 and os.environ.get("BENCH_GC_LOG"):
+                log(
+                    f"    full gc: {time.process_time() - gc_started[0]:.3f} s,"
+                    f" frozen {gc.get_freeze_count()}, collected {info.get('collected')},"
+                    f" tracked {len(gc.get_objects())}"
+                )
+
+    gc.callbacks.append(gc_clock)
     async with app.run_test(size=SIZE) as pilot:
         session.events.listen(listen)
 
         async def settle() -> None:
-            """Until the app has handled everything and the process is idle."""
-            await pilot.pause()
+            """Until the app has handled everything and the process is idle. (Not with
+            ``pilot.pause()``: it posts a callback to every widget on the screen, so its own
+            cost grows with the length of the chat and would be counted as the app's.)"""
             deadline = time.perf_counter() + 120
             while True:
                 cpu, wall = time.process_time(), time.perf_counter()
@@ -510,7 +529,6 @@ async def _ui_stream(
                     return
                 if wall > deadline:
                     raise RuntimeError("stream_render: the app never went idle")
-                await pilot.pause()
 
         async def send(prompt: str) -> None:
             pilot.app.query_one("#prompt").text = prompt  # type: ignore[attr-defined]
@@ -529,6 +547,12 @@ async def _ui_stream(
         await settle()
         state["tokens"] = 0
 
+        profiler: Any = None  # BENCH_PROFILE=prefix: a cProfile report per gated window
+        profiling = False
+        if os.environ.get("BENCH_PROFILE"):
+            import cProfile
+
+            profiler = cProfile.Profile()
         started = time.process_time()
         await send("go")
         marks: dict[int, float] = {}
@@ -537,7 +561,23 @@ async def _ui_stream(
             await settle()
             marks[n] = time.process_time()
             if n:
-                log(f"  UI handled {n} tokens: {marks[n] - started:.1f} s CPU since Enter")
+                log(
+                    f"  UI handled {n} tokens: {marks[n] - started:.1f} s CPU since Enter"
+                    f" ({gc_time[0]:.2f} s of it in {gc_time[1]} full garbage collections)"
+                )
+            if profiler is not None and profiling:
+                profiler.disable()
+                profiling = False
+                import pstats
+
+                with open(os.environ["BENCH_PROFILE"] + f".{n}.txt", "w") as out:
+                    stats = pstats.Stats(profiler, stream=out)
+                    stats.sort_stats("tottime").print_stats(40)
+                    stats.sort_stats("cumulative").print_stats(80)
+            if profiler is not None and n in (0, STREAM_TOKENS - 1000) and gates:
+                profiler = cProfile.Profile()
+                profiler.enable()
+                profiling = True
             gates[n].set()
         await until(lambda: state["finished"] >= 2 and not session.busy, "the reply", 600)
         await settle()
@@ -549,6 +589,7 @@ async def _ui_stream(
             raise RuntimeError(f"stream_render: the turn failed: {state['error']}")
         if state["tokens"] != STREAM_TOKENS:
             raise RuntimeError(f"stream_render: {state['tokens']} tokens arrived")
+        gc.callbacks.remove(gc_clock)
         return {
             "tokens": state["tokens"],
             "ui_cpu_s": ended - started,

@@ -21,6 +21,7 @@ from ..core.providers.stub import HOW_TO
 from ..core.session import Session
 from .approval import ApprovalScreen, TrustScreen
 from .chat import ChatView
+from .heap import Heap
 from .palette import SlashCommands
 from .prompt import CompletionMenu, PromptArea
 from .tools_panel import ToolsPanel
@@ -76,6 +77,7 @@ class TuiAgentApp(App[None]):
         self._approval_lock = asyncio.Lock()
         self._batch: TextBatch | None = None
         self._unsubscribe: list[Any] = []
+        self.heap = Heap()
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -144,6 +146,7 @@ class TuiAgentApp(App[None]):
             )
 
     async def on_unmount(self) -> None:
+        self.heap.thaw()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         await self.session.close()  # on_close hooks (MCP servers stop with the app)
@@ -174,7 +177,10 @@ class TuiAgentApp(App[None]):
         mode = "yes (allow all asks)" if session.yes else "ask"
         folder = self.folder_label
         busy = " · working…" if session.busy else ""
-        self.query_one(StatusBar).update(
+        bars = self.query(StatusBar)  # none while the app is shutting down
+        if not bars:
+            return
+        bars.first().update(
             f"{session.provider_name} / {model} · {session.tokens} tokens · "
             f"permissions: {mode} · {folder}{busy}"
         )
@@ -308,6 +314,7 @@ class TuiAgentApp(App[None]):
         elif isinstance(event, ev.TurnFinished):
             await chat.end_reply()
             self.update_status()
+            self.call_after_refresh(self.heap.settle)
         elif isinstance(event, ev.ConversationReset):
             if event.reason == "resume":
                 await chat.show_transcript(self.session.conversation.messages)

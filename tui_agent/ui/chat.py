@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import time
+from itertools import pairwise
 from typing import Any
 
 from rich.markup import escape
 from rich.syntax import Syntax
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.events import Resize
+from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets._markdown import MarkdownStream
 
 from ..core.result import Result
 
@@ -62,6 +66,90 @@ class ReplyMarkdown(Markdown):
     DEFAULT_CSS = """
     ReplyMarkdown { margin: 0 0 0 1; padding: 0; }
     """
+
+
+_NEWLINE = re.compile(r"\r\n?|\n")  # what markdown-it counts as a line break
+
+
+def split_markdown(text: str, blocks: int, keep: int = 0) -> list[str]:
+    """``text`` cut where top-level Markdown blocks start, ``blocks`` blocks to a piece (a
+    long list or code fence stays whole). The first cut is not before character ``keep``:
+    that much of ``text`` is already on screen in the first piece."""
+    from markdown_it import MarkdownIt
+
+    line_starts = [0] + [match.end() for match in _NEWLINE.finditer(text)]
+    cuts: list[int] = []
+    count = 0
+    for token in MarkdownIt("gfm-like").parse(text):
+        if token.map is None or token.level != 0:
+            continue
+        start = line_starts[min(token.map[0], len(line_starts) - 1)]
+        if count >= blocks and start > (cuts[-1] if cuts else 0) and (cuts or start >= keep):
+            cuts.append(start)
+            count = 0
+        count += 1
+    return [text[a:b] for a, b in pairwise([0, *cuts, len(text)])]
+
+
+class ReplyStream:
+    """A streamed reply as a chain of ``ReplyMarkdown`` segments of ``SEGMENT_BLOCKS``
+    top-level blocks each; the last one is live.
+
+    Text written while the UI is busy is joined and then dealt out: what completes the live
+    segment is appended to it, the rest goes to new segments. So an append re-lays-out one
+    segment of bounded size, however long the reply or however much text arrived at once,
+    and finished segments can be folded away by the chat (``ChatView.fold``): the cost of a
+    token does not grow with the length of the reply."""
+
+    SEGMENT_BLOCKS = 24
+
+    def __init__(self, chat: ChatView, segment: ReplyMarkdown) -> None:
+        self.chat = chat
+        self.segment = segment
+        self.text = ""  # what the live segment holds
+        self._pending: list[str] = []
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._task = asyncio.create_task(self._run())
+
+    async def write(self, text: str) -> None:
+        if text:
+            self._pending.append(text)
+            self._wake.set()
+            await asyncio.sleep(0)
+
+    async def stop(self) -> None:
+        """Show what was written, then finish."""
+        self._stopping = True
+        self._wake.set()
+        await asyncio.shield(self._task)
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._pending:
+                text = "".join(self._pending)
+                self._pending.clear()
+                await self._feed(text)
+            if self._stopping:
+                return
+
+    async def _feed(self, text: str) -> None:
+        pieces = split_markdown(self.text + text, self.SEGMENT_BLOCKS, keep=len(self.text))
+        first = pieces[0]
+        if len(first) > len(self.text):
+            await self.segment.append(first[len(self.text) :])
+        self.text = first
+        heap = getattr(self.chat.app, "heap", None)
+        for piece in pieces[1:]:
+            if heap is not None:
+                heap.freeze()  # finished segments are long-lived (see heap.py)
+            segment = ReplyMarkdown()
+            await self.chat.mount(segment, after=self.segment)
+            self.segment, self.text = segment, piece
+            await segment.append(piece)
+            self.chat.fold_later()
 
 
 def _pretty(value: Any) -> str:
@@ -158,14 +246,32 @@ class HiddenNote(Static):
     """
 
 
+class FoldSpacer(Widget):
+    """Stands in for the folded blocks at the top of the chat: as tall as they were."""
+
+    DEFAULT_CSS = """
+    FoldSpacer { height: 0; margin: 0; padding: 0; display: none; }
+    """
+
+    def render(self) -> str:
+        return ""
+
+
 class ChatView(VerticalScroll):
     """Anchored to the bottom while new content arrives, unless the user scrolled up.
 
     Only the newest ``MAX_ITEMS`` blocks stay mounted (the conversation keeps everything),
-    so a long session or a resumed 5,000-message journal stays quick."""
+    so a long session or a resumed 5,000-message journal stays quick.
+
+    Folding keeps the cost of an update independent of how much is above: while the view
+    follows the bottom, blocks more than ``FOLD_SCREENS`` screens above it are hidden
+    (``display: none``, so Textual does not lay them out) and one ``FoldSpacer`` as tall as
+    they were takes their place; scrolling up unfolds them before they come into view, and
+    a change of width unfolds everything (heights change)."""
 
     MAX_ITEMS = 300
     TRANSCRIPT_TAIL = 80
+    FOLD_SCREENS = 3
 
     DEFAULT_CSS = """
     ChatView { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
@@ -174,13 +280,104 @@ class ChatView(VerticalScroll):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._reply: ReplyMarkdown | None = None
-        self._stream: MarkdownStream | None = None
+        self._stream: ReplyStream | None = None
         self._thinking: Thinking | None = None
         self.calls: dict[str, ToolCallBlock] = {}
         self.hidden = 0
+        self.spacer = FoldSpacer()
+        self.folded: list[tuple[Widget, int]] = []  # (widget, its y when folded), top first
+        self._fold_pending = False
+        self._width = 0
 
     def on_mount(self) -> None:
+        self.mount(self.spacer)
         self.anchor()
+
+    # -- folding ---------------------------------------------------------------------------
+
+    def _blocks(self) -> list[Widget]:
+        return [w for w in self.children if not isinstance(w, (HiddenNote, FoldSpacer))]
+
+    def _removed(self) -> None:
+        heap = getattr(self.app, "heap", None)
+        if heap is not None:
+            heap.removed = True  # collect them after the turn (see heap.py)
+
+    def fold_later(self) -> None:
+        """Fold after the next refresh, when the regions of new blocks are known."""
+        if not self._fold_pending:
+            self._fold_pending = True
+            self.call_after_refresh(self.fold)
+
+    def fold(self) -> None:
+        """Hide the blocks far above the view, when the view follows the bottom."""
+        self._fold_pending = False
+        if not self.is_mounted or self.scroll_y < self.max_scroll_y - 1:
+            return
+        limit = self.scroll_y - self.FOLD_SCREENS * max(self.size.height, 1)
+        shown = [w for w in self._blocks() if w.display]
+        newly: list[tuple[Widget, int]] = []
+        for widget, following in pairwise(shown):
+            region = widget.virtual_region
+            if region.height == 0 and region.y == 0:
+                return  # not laid out yet
+            if following.virtual_region.y >= limit:
+                break
+            newly.append((widget, region.y))
+        if not newly:
+            return
+        first_shown = shown[len(newly)]
+        self.folded.extend(newly)
+        with self.app.batch_update():
+            for widget, _ in newly:
+                widget.display = False
+            self._size_spacer(first_shown.virtual_region.y, first_shown)
+
+    def _size_spacer(self, y: int, first_shown: Widget) -> None:
+        """Make the first shown block start at ``y`` again. The spacer sits right after the
+        hidden-items note (or at the top); margins between siblings collapse to the larger
+        one, and the spacer has none."""
+        top = 0
+        notes = [w for w in self.children if isinstance(w, HiddenNote) and w.display]
+        if notes:
+            note = notes[0]
+            top = note.virtual_region.bottom + note.styles.margin.bottom
+        self.spacer.styles.height = max(y - top - first_shown.styles.margin.top, 0)
+        self.spacer.display = True
+
+    def unfold(self, down_to: float | None = None) -> None:
+        """Show folded blocks again: all of them, or those from ``down_to`` (a y in the
+        chat) down."""
+        if not self.folded:
+            return
+        keep = 0
+        if down_to is not None:
+            keep = len(self.folded)
+            while keep > 0 and self.folded[keep - 1][1] >= down_to:
+                keep -= 1
+            if keep == len(self.folded):
+                return
+        back = self.folded[keep:]
+        del self.folded[keep:]
+        with self.app.batch_update():
+            for widget, _ in back:
+                widget.display = True
+            if self.folded:
+                widget, y = back[0]
+                self._size_spacer(y, widget)
+            else:
+                self.spacer.display = False
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if self.folded and new < old:
+            self.unfold(down_to=new - self.FOLD_SCREENS * max(self.size.height, 1))
+
+    def on_resize(self, event: Resize) -> None:
+        if event.size.width != self._width:
+            self._width = event.size.width
+            self.unfold()
+            self.fold_later()
 
     async def add_user(self, text: str) -> None:
         await self.end_reply()
@@ -193,6 +390,7 @@ class ChatView(VerticalScroll):
             await self.mount(NoteMarkdown(text))
         else:
             await self.mount(Note(escape(text), classes="error" if kind == "error" else ""))
+        self.fold_later()
 
     async def add_thinking(self, text: str) -> None:
         if self._reply is not None:
@@ -209,8 +407,8 @@ class ChatView(VerticalScroll):
             self._thinking = None
         if self._stream is None:
             reply = self._reply = ReplyMarkdown()
-            stream = self._stream = ReplyMarkdown.get_stream(reply)
             await self.mount(reply)
+            stream = self._stream = ReplyStream(self, reply)
         else:
             stream = self._stream
         await stream.write(text)
@@ -242,7 +440,11 @@ class ChatView(VerticalScroll):
         await self.end_reply()
         self.calls.clear()
         self.hidden = 0
+        self.folded.clear()
         await self.remove_children()
+        self._removed()
+        self.spacer = FoldSpacer()
+        await self.mount(self.spacer)
 
     async def show_transcript(self, messages: list[dict[str, Any]]) -> None:
         """Re-draw a resumed conversation: its newest messages, mounted in one batch."""
@@ -262,7 +464,10 @@ class ChatView(VerticalScroll):
                 widgets.append(UserMessage(escape(str(message.get("content") or ""))))
             elif role == "assistant":
                 if message.get("content"):
-                    widgets.append(ReplyMarkdown(str(message["content"])))
+                    for piece in split_markdown(
+                        str(message["content"]), ReplyStream.SEGMENT_BLOCKS
+                    ):
+                        widgets.append(ReplyMarkdown(piece))
                 for call in message.get("tool_calls") or []:
                     function = call.get("function", {})
                     raw = function.get("arguments", "")
@@ -285,6 +490,7 @@ class ChatView(VerticalScroll):
                     widgets.append(block)
         await self.mount_all(widgets)
         self.scroll_end(animate=False)
+        self.fold_later()
 
     def _hidden_text(self) -> str:
         return (
@@ -293,19 +499,23 @@ class ChatView(VerticalScroll):
         )
 
     async def prune(self) -> None:
-        """Unmount the oldest blocks beyond ``MAX_ITEMS``."""
-        items = [w for w in self.children if not isinstance(w, HiddenNote)]
+        """Unmount the oldest blocks beyond ``MAX_ITEMS``, and fold what is far above."""
+        items = self._blocks()
         extra = len(items) - self.MAX_ITEMS
         if extra <= 0:
+            self.fold_later()
             return
+        self.unfold()
         drop = items[: extra + self.MAX_ITEMS // 10]
         for widget in drop:
             if isinstance(widget, ToolCallBlock):
                 self.calls.pop(widget.call_id, None)
         self.hidden += len(drop)
         await self.remove_children(drop)
+        self._removed()
         notes = list(self.query(HiddenNote))
         if notes:
             notes[0].update(self._hidden_text())
         else:
             await self.mount(HiddenNote(self._hidden_text()), before=0)
+        self.fold_later()

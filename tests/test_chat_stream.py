@@ -1,0 +1,245 @@
+"""Long replies in the chat: segments, folding and the frozen heap (issue 6).
+
+A streamed reply is dealt out into ``ReplyMarkdown`` segments of ``SEGMENT_BLOCKS`` blocks,
+blocks far above the view are folded (``display: none`` behind one spacer as tall as they
+were), and finished segments are frozen out of the garbage collector until the turn ends.
+These tests drive the real app with Pilot against the testing kit's server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from tui_agent import create_session
+from tui_agent.testing import FakeOpenAI, Reply
+from tui_agent.ui.app import TuiAgentApp
+from tui_agent.ui.chat import FoldSpacer, ReplyMarkdown, ReplyStream, split_markdown
+
+SIZE = (100, 30)
+
+
+def long_reply(blocks: int, seed: int = 3) -> str:
+    """Headings, paragraphs, lists and code fences: ``blocks`` top-level blocks."""
+    rng = random.Random(seed)
+    words = "agent reads file edits function tests pass user watches stream chat".split()
+    out: list[str] = []
+    for number in range(blocks):
+        sentence = " ".join(rng.choice(words) for _ in range(12))
+        kind = number % 4
+        if kind == 0:
+            out.append(f"## Part {number}")
+        elif kind == 1:
+            out.append(f"- {sentence}\n- {sentence}")
+        elif kind == 2:
+            out.append(f"```python\ndef f_{number}():\n    return {number}\n```")
+        else:
+            out.append(f"Paragraph {number}: {sentence}.")
+    return "\n\n".join(out)
+
+
+async def wait_for(pilot: Pilot[Any], condition: Callable[[], Any], seconds: float = 30) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {condition}")
+        await pilot.pause(0.05)
+
+
+def segments(app: TuiAgentApp) -> list[ReplyMarkdown]:
+    return list(app.chat.query(ReplyMarkdown))
+
+
+async def stream_long_reply(
+    pilot: Pilot[Any], app: TuiAgentApp, server: FakeOpenAI, text: str, **reply: Any
+) -> None:
+    server.script.append(Reply(text, **reply))
+    prompt = app.query_one("#prompt")
+    prompt.text = "write a lot"  # type: ignore[attr-defined]
+    await pilot.press("enter")
+    session = app.session
+    await wait_for(pilot, lambda: not server.script and not session.busy)
+    await app.workers.wait_for_complete()
+    await pilot.pause(0.3)
+
+
+# -- split_markdown ----------------------------------------------------------------------------
+
+
+def test_split_markdown_cuts_at_block_starts_and_loses_nothing() -> None:
+    text = long_reply(100)
+    pieces = split_markdown(text, 24)
+    assert "".join(pieces) == text
+    assert len(pieces) == 5  # 24 + 24 + 24 + 24 + 4 blocks
+    assert pieces[1].startswith("## Part 24")
+    assert all(piece.count("```") % 2 == 0 for piece in pieces)  # no fence is cut
+
+
+def test_split_markdown_keeps_a_fence_or_list_whole() -> None:
+    fence = "```\n" + "\n\n".join(f"line {i}" for i in range(200)) + "\n```"
+    assert split_markdown(fence, 3) == [fence]
+    items = "\n".join(f"- item {i}" for i in range(300))
+    assert split_markdown(items, 3) == [items]
+
+
+def test_split_markdown_never_cuts_before_keep() -> None:
+    text = long_reply(60)
+    natural = split_markdown(text, 24)
+    keep = len(natural[0]) + 3  # the 25th block has already started on screen
+    pieces = split_markdown(text, 24, keep=keep)
+    assert "".join(pieces) == text
+    assert len(pieces[0]) >= keep
+    assert "## Part 24" in pieces[0]  # already on screen: it stays in the first piece
+    assert pieces[1].startswith("- ")  # block 25, the next one to start after keep
+    assert len(split_markdown(pieces[1], 1)) == 24
+
+
+def test_split_markdown_counts_lines_the_way_markdown_it_does() -> None:
+    """A lone CR is a line break for markdown-it; str.splitlines would also split on
+    U+2028, which markdown-it does not."""
+    assert split_markdown("a\r\n\r\nb\rc\n\nd", 1) == ["a\r\n\r\n", "b\rc\n\n", "d"]
+    text = "one\u2028still one\n\ntwo\n\nthree"
+    assert split_markdown(text, 1) == ["one\u2028still one\n\n", "two\n\n", "three"]
+
+
+# -- the app -----------------------------------------------------------------------------------
+
+
+async def test_a_long_reply_is_dealt_into_segments_that_add_up_to_the_reply(
+    tmp_path: Path,
+) -> None:
+    text = long_reply(150)
+    with FakeOpenAI() as server:
+        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            await stream_long_reply(pilot, app, server, text, chunk_words=3)
+            parts = segments(app)
+            assert "".join(part.source for part in parts) == text
+            assert len(parts) >= 150 // ReplyStream.SEGMENT_BLOCKS
+            for part in parts:
+                blocks = split_markdown(part.source, 1)
+                assert len(blocks) <= ReplyStream.SEGMENT_BLOCKS
+            assert session.conversation.messages[-1]["content"] == text
+
+
+async def test_text_that_arrives_at_once_is_dealt_out_too(tmp_path: Path) -> None:
+    """The whole reply in one write (a UI that was busy): no giant segment."""
+    text = long_reply(120)
+    session = create_session(tmp_path, provider="stub")
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.chat.add_text(text)
+        await app.chat.end_reply()
+        await pilot.pause()
+        parts = segments(app)
+        assert "".join(part.source for part in parts) == text
+        assert max(len(split_markdown(p.source, 1)) for p in parts) <= ReplyStream.SEGMENT_BLOCKS
+        assert len(parts) == 5
+
+
+async def test_blocks_far_above_are_folded_without_moving_anything(tmp_path: Path) -> None:
+    text = long_reply(200)
+    with FakeOpenAI() as server:
+        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            await stream_long_reply(pilot, app, server, text, chunk_words=5)
+            chat = app.chat
+            await wait_for(pilot, lambda: chat.folded)
+            spacer = chat.query_one(FoldSpacer)
+            assert spacer.display
+            hidden = [w for w in chat.children if not w.display and w is not spacer]
+            assert len(hidden) == len(chat.folded) >= 3
+            folded_height = chat.virtual_size.height
+            last = segments(app)[-1]
+            last_y = last.virtual_region.y
+            assert chat.scroll_y == chat.max_scroll_y  # still following the bottom
+
+            chat.unfold()
+            await pilot.pause(0.2)
+            assert not chat.folded and not spacer.display
+            assert all(w.display for w in chat.children if w is not spacer)
+            # the spacer stood in for exactly the folded height: nothing moved
+            assert chat.virtual_size.height == folded_height
+            assert last.virtual_region.y == last_y
+
+
+async def test_scrolling_up_unfolds_what_comes_into_view(tmp_path: Path) -> None:
+    text = long_reply(200)
+    with FakeOpenAI() as server:
+        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            await stream_long_reply(pilot, app, server, text, chunk_words=5)
+            chat = app.chat
+            await wait_for(pilot, lambda: chat.folded)
+            first = segments(app)[0]
+            assert not first.display
+            chat.scroll_home(animate=False)
+            await pilot.pause(0.3)
+            assert first.display and not chat.folded
+            assert first.region.height > 0 and first.region.y < app.size.height  # on screen
+            # back at the bottom, new content folds the top away again
+            chat.scroll_end(animate=False)
+            await pilot.pause(0.2)
+            await app.chat.add_text("\n\n" + long_reply(30, seed=9))
+            await app.chat.end_reply()
+            await wait_for(pilot, lambda: chat.folded)
+            assert not first.display
+
+
+async def test_a_change_of_width_unfolds_then_folds_at_the_new_heights(tmp_path: Path) -> None:
+    text = long_reply(200)
+    with FakeOpenAI() as server:
+        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            await stream_long_reply(pilot, app, server, text, chunk_words=5)
+            chat = app.chat
+            await wait_for(pilot, lambda: chat.folded)
+            await pilot.resize_terminal(60, 30)
+            await pilot.pause(0.5)
+            await wait_for(pilot, lambda: chat.folded)
+            folded_height = chat.virtual_size.height
+            chat.unfold()
+            await pilot.pause(0.2)
+            assert chat.virtual_size.height == folded_height
+
+
+async def test_finished_segments_are_frozen_and_the_app_thaws_on_exit(tmp_path: Path) -> None:
+    gc.unfreeze()
+    text = long_reply(120)
+    with FakeOpenAI() as server:
+        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            await stream_long_reply(pilot, app, server, text, chunk_words=5)
+            assert gc.get_freeze_count() > 0
+            assert app.heap.baseline > 0  # the turn ended with one full collection
+        assert gc.get_freeze_count() == 0
+
+
+async def test_removed_widgets_are_collected_after_the_turn(tmp_path: Path) -> None:
+    """/clear removes every block; the next settle must free them, frozen or not."""
+    import weakref
+
+    text = long_reply(60)
+    with FakeOpenAI() as server:
+        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            await stream_long_reply(pilot, app, server, text, chunk_words=5)
+            gone = weakref.ref(segments(app)[0])
+            await app.chat.clear()
+            assert app.heap.removed
+            app.heap.settle()
+            assert not app.heap.removed
+            assert gone() is None
