@@ -19,7 +19,6 @@ from ..core.approval import ApprovalRequest, Decision
 from ..core.output import Note
 from ..core.providers.stub import HOW_TO
 from ..core.session import Session
-from .approval import ApprovalScreen, TrustScreen
 from .chat import ChatView
 from .heap import Heap
 from .palette import SlashCommands
@@ -60,6 +59,14 @@ class StatusBar(Static):
     """
 
 
+class MainScreen(Screen[None]):
+    """The default screen. The prompt takes the focus as the screen is composed: with the
+    default (the first focusable widget, the chat) and then the prompt, the focus moved
+    twice and the footer re-built its keys for each move before the first frame."""
+
+    AUTO_FOCUS = "#prompt"
+
+
 class TuiAgentApp(App[None]):
     TITLE = "tui-agent"
     CSS_PATH = "app.tcss"
@@ -81,6 +88,9 @@ class TuiAgentApp(App[None]):
 
     # -- layout -----------------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen[Any]:
+        return MainScreen(id="_default")
+
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with Horizontal(id="main"):
@@ -99,6 +109,11 @@ class TuiAgentApp(App[None]):
     def chat(self) -> ChatView:
         return self.query_one(ChatView)
 
+    def _live_chat(self) -> ChatView | None:
+        """The chat, or None once the app is shutting down (events still arrive then)."""
+        chats = self.query(ChatView)
+        return chats.first() if chats else None
+
     async def on_mount(self) -> None:
         session = self.session
         self.sub_title = self.folder_label
@@ -113,6 +128,18 @@ class TuiAgentApp(App[None]):
         self.update_status()
         if session.loaded:
             await self._after_load()
+        else:
+            self._load_after_first_frame()
+
+    def _load_after_first_frame(self, rounds: int = 30) -> None:
+        """Start ``_load`` once the whole first frame is on screen. The footer fills in its
+        keys a few refreshes after mount (bindings are published after a refresh, then it
+        recomposes), and loading holds the event loop, so it waits until the keys are laid
+        out (so drawn); after ``rounds`` refreshes without that it loads anyway."""
+        footers = self.query(Footer)
+        keys = footers.first().children if footers else []
+        if rounds > 0 and footers and not (keys and keys[-1].region):
+            self.call_after_refresh(self._load_after_first_frame, rounds - 1)
         else:
             self.call_after_refresh(self._load)
 
@@ -188,6 +215,8 @@ class TuiAgentApp(App[None]):
     # -- trust --------------------------------------------------------------------------------
 
     def ask_trust(self) -> None:
+        from .approval import TrustScreen
+
         session = self.session
         files = [str(p.relative_to(session.project)) for p in session.project_code]
 
@@ -213,6 +242,8 @@ class TuiAgentApp(App[None]):
 
     async def approve(self, request: ApprovalRequest) -> Decision:
         """The session's approver: one dialog at a time, the rest wait their turn."""
+        from .approval import ApprovalScreen
+
         async with self._approval_lock:
             future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
 
@@ -287,14 +318,19 @@ class TuiAgentApp(App[None]):
         if self._batch is message:
             self._batch = None
         text = "".join(message.parts)
+        chat = self._live_chat()
+        if chat is None:
+            return
         if message.thinking:
-            await self.chat.add_thinking(text)
+            await chat.add_thinking(text)
         else:
-            await self.chat.add_text(text)
+            await chat.add_text(text)
 
     async def on_agent_event(self, message: AgentEvent) -> None:
         event = message.event
-        chat = self.chat
+        chat = self._live_chat()
+        if chat is None:
+            return
         if isinstance(event, ev.TextChunk):
             await chat.add_text(event.text)
         elif isinstance(event, ev.ThinkingChunk):
@@ -326,10 +362,14 @@ class TuiAgentApp(App[None]):
             self.theme = event.name
 
     async def on_user_line(self, message: UserLine) -> None:
-        await self.chat.add_user(message.text)
+        chat = self._live_chat()
+        if chat is not None:
+            await chat.add_user(message.text)
 
     async def on_output_note(self, message: OutputNote) -> None:
-        await self.chat.add_note(message.note.text, message.note.kind)
+        chat = self._live_chat()
+        if chat is not None:
+            await chat.add_note(message.note.text, message.note.kind)
 
     def on_option_list_option_selected(self, event: Any) -> None:
         """A click in the Tab-completion menu picks that entry."""
@@ -341,11 +381,11 @@ class TuiAgentApp(App[None]):
 
     # -- actions ------------------------------------------------------------------------------
 
-    def action_toggle_tools(self) -> None:
+    async def action_toggle_tools(self) -> None:
         panel = self.query_one(ToolsPanel)
         panel.display = not panel.display
         if panel.display:
-            panel.refresh_table()
+            await panel.show()
 
     def action_cancel_turn(self) -> None:
         if self.session.cancel():

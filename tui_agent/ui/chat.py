@@ -7,17 +7,30 @@ import json
 import re
 import time
 from itertools import pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
-from rich.syntax import Syntax
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets import Collapsible, Static
 
 from ..core.result import Result
+
+if TYPE_CHECKING:
+    from .markdown_widgets import ReplyMarkdown
+
+
+def __getattr__(name: str) -> Any:
+    """``NoteMarkdown`` and ``ReplyMarkdown`` live in markdown_widgets.py, imported on first
+    use so that the first frame goes without Markdown (see there)."""
+    if name in ("NoteMarkdown", "ReplyMarkdown"):
+        from . import markdown_widgets
+
+        return getattr(markdown_widgets, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -40,32 +53,38 @@ class Note(Static):
     """
 
 
-class NoteMarkdown(Markdown):
-    DEFAULT_CSS = """
-    NoteMarkdown { margin: 0 0 0 1; }
-    """
-
-
 class Thinking(Collapsible):
     DEFAULT_CSS = """
     Thinking { margin: 0; padding: 0; border: none; background: transparent; }
     Thinking Static { color: $text-muted; text-style: italic; }
     """
 
+    INTERVAL = 0.05  # at most this often a redraw, as for replies (ReplyStream)
+
     def __init__(self) -> None:
-        self.text = ""
+        self.parts: list[str] = []
         self.body = Static("")
+        self._scheduled = False
         super().__init__(self.body, title="Thinking", collapsed=False)
 
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
     def add(self, chunk: str) -> None:
-        self.text += chunk
+        self.parts.append(chunk)
+        if not self._scheduled:
+            self._scheduled = True
+            self.set_timer(self.INTERVAL, self._show)
+
+    def _show(self) -> None:
+        self._scheduled = False
         self.body.update(escape(self.text))
 
-
-class ReplyMarkdown(Markdown):
-    DEFAULT_CSS = """
-    ReplyMarkdown { margin: 0 0 0 1; padding: 0; }
-    """
+    def finish(self) -> None:
+        """Thinking is over: show all of it, folded away."""
+        self._show()
+        self.collapsed = True
 
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # what markdown-it counts as a line break
@@ -101,7 +120,9 @@ class ReplyStream:
     and finished segments can be folded away by the chat (``ChatView.fold``): the cost of a
     token does not grow with the length of the reply."""
 
-    SEGMENT_BLOCKS = 24
+    SEGMENT_BLOCKS = 12
+    INTERVAL = 0.1  # at most this often a Markdown update: a token-by-token stream would
+    # otherwise re-parse and re-lay-out on every token and starve the keyboard and the frames
 
     def __init__(self, chat: ChatView, segment: ReplyMarkdown) -> None:
         self.chat = chat
@@ -110,6 +131,7 @@ class ReplyStream:
         self._pending: list[str] = []
         self._wake = asyncio.Event()
         self._stopping = False
+        self._last = 0.0
         self._task = asyncio.create_task(self._run())
 
     async def write(self, text: str) -> None:
@@ -125,17 +147,24 @@ class ReplyStream:
         await asyncio.shield(self._task)
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await self._wake.wait()
             self._wake.clear()
             while self._pending:
+                wait = self._last + self.INTERVAL - loop.time()
+                if wait > 0 and not self._stopping:
+                    await asyncio.sleep(wait)  # what arrives meanwhile joins this update
                 text = "".join(self._pending)
                 self._pending.clear()
+                self._last = loop.time()
                 await self._feed(text)
             if self._stopping:
                 return
 
     async def _feed(self, text: str) -> None:
+        from .markdown_widgets import ReplyMarkdown
+
         pieces = split_markdown(self.text + text, self.SEGMENT_BLOCKS, keep=len(self.text))
         first = pieces[0]
         if len(first) > len(self.text):
@@ -203,6 +232,8 @@ class ToolCallBlock(Vertical):
             self.add_class("failed")
 
     def _result_widgets(self, result: Result) -> list[Any]:
+        from rich.syntax import Syntax
+
         widgets: list[Any] = []
         if not result.ok:
             widgets.append(Static(escape(result.error or ""), classes="error-text"))
@@ -271,7 +302,7 @@ class ChatView(VerticalScroll):
 
     MAX_ITEMS = 300
     TRANSCRIPT_TAIL = 80
-    FOLD_SCREENS = 3
+    FOLD_SCREENS = 1
 
     DEFAULT_CSS = """
     ChatView { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
@@ -387,6 +418,8 @@ class ChatView(VerticalScroll):
     async def add_note(self, text: str, kind: str | None = None) -> None:
         await self.end_reply()
         if kind == "markdown":
+            from .markdown_widgets import NoteMarkdown
+
             await self.mount(NoteMarkdown(text))
         else:
             await self.mount(Note(escape(text), classes="error" if kind == "error" else ""))
@@ -403,9 +436,11 @@ class ChatView(VerticalScroll):
 
     async def add_text(self, text: str) -> None:
         if self._thinking is not None:
-            self._thinking.collapsed = True
+            self._thinking.finish()
             self._thinking = None
         if self._stream is None:
+            from .markdown_widgets import ReplyMarkdown
+
             reply = self._reply = ReplyMarkdown()
             await self.mount(reply)
             stream = self._stream = ReplyStream(self, reply)
@@ -415,7 +450,7 @@ class ChatView(VerticalScroll):
 
     async def end_reply(self) -> None:
         if self._thinking is not None:
-            self._thinking.collapsed = True
+            self._thinking.finish()
             self._thinking = None
         if self._stream is not None:
             await self._stream.stop()
@@ -448,6 +483,8 @@ class ChatView(VerticalScroll):
 
     async def show_transcript(self, messages: list[dict[str, Any]]) -> None:
         """Re-draw a resumed conversation: its newest messages, mounted in one batch."""
+        from .markdown_widgets import ReplyMarkdown
+
         await self.clear()
         start = max(0, len(messages) - self.TRANSCRIPT_TAIL)
         while start > 0 and messages[start].get("role") == "tool":
