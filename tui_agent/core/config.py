@@ -10,7 +10,6 @@ import contextvars
 import math
 import os
 import reprlib
-import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +157,8 @@ def configure(fn: Callable[[Config], Any]) -> Callable[[Config], Any]:
 def read_toml(path: Path) -> dict[str, Any]:
     """The file's table; ``ValueError`` (TOML, UTF-8 or nesting) or ``OSError`` if it is
     not one."""
+    import tomllib  # only when there is a file: the first frame goes without it
+
     with path.open("rb") as handle:
         try:
             return tomllib.load(handle)

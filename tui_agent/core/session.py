@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import secrets
+import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -34,7 +34,8 @@ log = logging.getLogger("tui_agent.session")
 
 
 def new_session_id() -> str:
-    return f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+    # os.urandom(3).hex() is secrets.token_hex(3), without importing hashlib and hmac
+    return f"{datetime.now():%Y%m%d-%H%M%S}-{os.urandom(3).hex()}"
 
 
 class Session:

@@ -6,7 +6,6 @@ import json
 from typing import ClassVar
 
 from rich.console import Group, RenderableType
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -23,6 +22,8 @@ GUARD_SECONDS = 0.3
 
 def preview(request: ApprovalRequest) -> RenderableType:
     """The command highlighted, a diff for write/edit, else the arguments as JSON."""
+    from rich.syntax import Syntax  # pygments: not before the first dialog
+
     args = request.args
     if request.tool == "execute" and isinstance(args.get("command"), str):
         return Syntax(args["command"], "bash", word_wrap=True, theme="ansi_dark")

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.syntax import Syntax
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Label, Static
+from textual.widgets import Label, Static
 
 from ..core.describe import hooks_label, parameter_rows
 from ..core.toolbox import Toolbox, ToolboxEvent
+
+if TYPE_CHECKING:
+    from textual.widgets import DataTable
 
 
 class ToolboxChanged(Message):
@@ -32,7 +33,9 @@ def _last(result: Any) -> Text:
 
 
 class ToolsPanel(Vertical):
-    """Follows the toolbox through its listener (adds, replacements, hooks, every call)."""
+    """Follows the toolbox through its listener (adds, replacements, hooks, every call).
+
+    Empty until it is first shown (``show``): the first frame goes without the tables."""
 
     DEFAULT_CSS = """
     ToolsPanel { width: 60%; min-width: 40; border-left: solid $primary; padding: 0 1; }
@@ -46,20 +49,26 @@ class ToolsPanel(Vertical):
         super().__init__(**kwargs)
         self.toolbox = toolbox
         self.selected: str | None = None
+        self.built = False
         self._unsubscribe = toolbox.listen(lambda event: self.post_message(ToolboxChanged(event)))
 
-    def compose(self) -> ComposeResult:
-        yield Label("Tools", classes="title")
-        table: DataTable[Any] = DataTable(id="tools-table", cursor_type="row", zebra_stripes=True)
-        yield table
-        with VerticalScroll(id="params"):
-            yield Label("", id="params-title", classes="title")
-            yield Static("", id="params-description")
-            yield DataTable(id="params-table", show_cursor=False)
-            yield Static("", id="params-schema")
+    async def show(self) -> None:
+        """Build the panel the first time, and bring the table up to date."""
+        if self.built:
+            self.refresh_table()
+            return
+        from textual.widgets import DataTable
 
-    def on_mount(self) -> None:
-        table = self.query_one("#tools-table", DataTable)
+        self.built = True
+        table: DataTable[Any] = DataTable(id="tools-table", cursor_type="row", zebra_stripes=True)
+        params_box = VerticalScroll(
+            Label("", id="params-title", classes="title"),
+            Static("", id="params-description"),
+            DataTable(id="params-table", show_cursor=False),
+            Static("", id="params-schema"),
+            id="params",
+        )
+        await self.mount_all([Label("Tools", classes="title"), table, params_box])
         for key, label in [
             ("name", "Name"),
             ("aliases", "Aliases"),
@@ -69,15 +78,22 @@ class ToolsPanel(Vertical):
             ("last", "Last result"),
         ]:
             table.add_column(label, key=key)
-        params = self.query_one("#params-table", DataTable)
+        params = self._table("#params-table")
         for label in ["Parameter", "Type", "Required", "Default", "Enum", "Description"]:
             params.add_column(label)
         self.refresh_table()
+
+    def _table(self, selector: str) -> DataTable[Any]:
+        from textual.widgets import DataTable
+
+        return self.query_one(selector, DataTable)
 
     def on_unmount(self) -> None:
         self._unsubscribe()
 
     def on_toolbox_changed(self, message: ToolboxChanged) -> None:
+        if not self.built:
+            return  # show() lists everything
         event = message.event
         if event.kind == "call_finished" and event.name in self.toolbox.tools:
             self._update_row(event.name)
@@ -97,7 +113,7 @@ class ToolsPanel(Vertical):
         )
 
     def _update_row(self, name: str) -> None:
-        table = self.query_one("#tools-table", DataTable)
+        table = self._table("#tools-table")
         if name not in table.rows:
             self.refresh_table()
             return
@@ -107,7 +123,9 @@ class ToolsPanel(Vertical):
             table.update_cell(name, key, value)
 
     def refresh_table(self) -> None:
-        table = self.query_one("#tools-table", DataTable)
+        if not self.built:
+            return
+        table = self._table("#tools-table")
         table.clear()
         for name in sorted(self.toolbox.tools):
             table.add_row(*self._row(name), key=name)
@@ -127,7 +145,7 @@ class ToolsPanel(Vertical):
         self.selected = name
         title = self.query_one("#params-title", Label)
         description = self.query_one("#params-description", Static)
-        params = self.query_one("#params-table", DataTable)
+        params = self._table("#params-table")
         schema = self.query_one("#params-schema", Static)
         params.clear()
         if name is None or name not in self.toolbox.tools:
@@ -147,6 +165,8 @@ class ToolsPanel(Vertical):
                 row.enum,
                 row.description,
             )
+        from rich.syntax import Syntax
+
         schema.update(
             Syntax(json.dumps(tool.schema, indent=2), "json", word_wrap=True, theme="ansi_dark")
         )

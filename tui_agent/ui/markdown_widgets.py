@@ -1,0 +1,20 @@
+"""The chat's Markdown widgets, in their own module so that the first frame goes without
+them: Textual's ``Markdown`` brings ``markdown_it``, ``pygments`` and the tree widget (about
+60 ms of imports). ``tui_agent.ui.chat`` imports this on the first Markdown it shows and
+still exports both names."""
+
+from __future__ import annotations
+
+from textual.widgets import Markdown
+
+
+class NoteMarkdown(Markdown):
+    DEFAULT_CSS = """
+    NoteMarkdown { margin: 0 0 0 1; }
+    """
+
+
+class ReplyMarkdown(Markdown):
+    DEFAULT_CSS = """
+    ReplyMarkdown { margin: 0 0 0 1; padding: 0; }
+    """
