@@ -45,7 +45,8 @@ def commands(session: tui_agent.Session) -> None:
             f"tool files: {len(session.toolbox.tools)} tools, {len(session.commands)} commands."
         )
         for problem in report.problems:
-            say(f"plugin problem: {problem}", kind="error")
+            kind = "config" if problem in session.config_problems else "plugin"
+            say(f"{kind} problem: {problem}", kind="error")
 
 
 COMPACT_PROMPT = (

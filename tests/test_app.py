@@ -1088,3 +1088,15 @@ async def test_trust_dialog_answers_by_mouse(project: Path) -> None:
         await pilot.click("#yes")
         await wait_for(pilot, lambda: "xtool" in session.toolbox.tools)
     session.journal.close()
+
+
+async def test_a_broken_config_file_is_named_as_a_config_problem(project: Path) -> None:
+    config = user_config_dir() / "config.toml"
+    config.write_text("model = [unclosed\n")
+    session = create_session(project, provider="stub")
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: any("problem:" in text for text in note_texts(app)))
+        problems = [text for text in note_texts(app) if "problem:" in text]
+        assert problems and all(text.startswith("config problem: ") for text in problems)
+        assert str(config) in problems[0]

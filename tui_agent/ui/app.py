@@ -164,7 +164,8 @@ class TuiAgentApp(App[None]):
                 f"Using the offline **stub** provider. {HOW_TO}", kind="markdown"
             )
         for problem in session.problems:
-            await self.chat.add_note(f"plugin problem: {problem}", kind="error")
+            kind = "config" if problem in session.config_problems else "plugin"
+            await self.chat.add_note(f"{kind} problem: {problem}", kind="error")
         if session.skipped and not session.needs_trust:
             await self.chat.add_note(
                 f"Skipped untrusted project code in {session.project} "
