@@ -431,10 +431,15 @@ async def test_escape_denies(project: Path) -> None:
 
 @pytest.mark.real_permissions
 async def test_a_key_pressed_right_after_the_dialog_opens_does_not_answer_it(
-    project: Path,
+    project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A longer script makes the dialog take a moment to draw, as real ones do: the keys the
-    # user was still typing when it appeared must not answer it.
+    # user was still typing when it appeared must not answer it. The guard is stretched to
+    # 1.5 s here so that a busy test machine, stalling this task between the dialog and the
+    # key press, cannot make the key legitimately late.
+    from tui_agent.ui import approval
+
+    monkeypatch.setattr(approval, "GUARD_SECONDS", 1.5)
     command = "\n".join(f"echo step {n}" for n in range(200))
     script = [Reply(calls=[Call("execute", {"command": command})]), Reply("ok")]
     async with FakeOpenAI(script) as server:
@@ -447,7 +452,7 @@ async def test_a_key_pressed_right_after_the_dialog_opens_does_not_answer_it(
             screen = app.screen
             await pilot.press("y")
             assert app.screen is screen, "a key pressed as the dialog appeared answered it"
-            await pilot.pause(0.35)
+            await pilot.pause(1.55)
             await pilot.press("n")
             await turn_done(pilot, session, server)
             [result] = tool_messages(session)
