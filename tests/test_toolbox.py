@@ -485,3 +485,109 @@ def test_result_is_a_read_only_mapping() -> None:
     import json
 
     assert json.loads(json.dumps(plain))["ok"] is False
+
+
+# -- what run() now computes once or skips must still follow every change -------------------
+
+
+async def test_a_hook_added_after_the_first_call_runs_on_the_next() -> None:
+    toolbox = Toolbox()
+    toolbox.add("t", handler=lambda a: {"n": 1})
+    seen: list[str] = []
+    assert (await toolbox.run("t", {})).ok
+    toolbox.before(None, lambda a, tool_name: seen.append("global before"))
+    toolbox.before("t", lambda a: seen.append("before"))
+    toolbox.after(None, lambda a, raw, tool_name: seen.append("global after"))
+    toolbox.after("t", lambda a, raw: seen.append("after"))
+    assert (await toolbox.run("t", {})).ok
+    assert seen == ["global before", "before", "global after", "after"]
+    toolbox.hooks["before"]["t"].clear()  # the public table, changed directly
+    seen.clear()
+    assert (await toolbox.run("t", {})).ok
+    assert seen == ["global before", "global after", "after"]
+
+
+async def test_hooks_added_during_a_call_run_in_its_later_steps_only() -> None:
+    toolbox = Toolbox()
+    seen: list[str] = []
+
+    def handler(args: dict[str, Any]) -> dict[str, Any]:
+        toolbox.before("t", lambda a: seen.append("late before"))  # from the worker thread
+        return {}
+
+    def first_before(args: dict[str, Any]) -> None:
+        seen.append("first before")
+        toolbox.before("t", lambda a: seen.append("second before"))
+        toolbox.after("t", lambda a, raw: seen.append("after added by a before hook"))
+
+    toolbox.add("t", handler=handler)
+    toolbox.before("t", first_before)
+    await toolbox.run("t", {})
+    # The before list was copied when its turn came, the after list only after the handler.
+    assert seen == ["first before", "after added by a before hook"]
+
+
+async def test_an_async_hook_returning_an_awaitable_is_awaited() -> None:
+    toolbox = Toolbox()
+    toolbox.add("t", handler=lambda a: {})
+    done: list[str] = []
+
+    async def later() -> None:
+        done.append("awaited")
+
+    toolbox.before("t", lambda a: later())  # a sync hook that returns a coroutine
+    assert (await toolbox.run("t", {})).ok
+    assert done == ["awaited"]
+
+
+async def test_a_listener_added_after_calls_hears_the_next_ones_and_stats_never_stop() -> None:
+    toolbox = Toolbox()
+    toolbox.add("t", params={"x": {"type": "integer"}}, handler=lambda a: {"n": 1})
+    await toolbox.run("t", {})
+    assert not (await toolbox.run("t", {"x": "not a number"})).ok
+    assert toolbox.stats["t"].calls == 2
+    events: list[Any] = []
+    toolbox.listen(events.append)
+    await toolbox.run("t", {"x": 1})
+    assert [(e.kind, e.name, e.args) for e in events] == [
+        ("call_started", "t", {"x": 1}),
+        ("call_finished", "t", {"x": 1}),
+    ]
+    assert events[1].result == {"n": 1, "ok": True} and events[1].elapsed >= 0
+    assert toolbox.stats["t"].calls == 3
+
+
+async def test_a_listener_added_by_a_hook_hears_that_calls_finish() -> None:
+    toolbox = Toolbox()
+    kinds: list[str] = []
+    toolbox.add("t", handler=lambda a: {})
+    toolbox.before("t", lambda a: toolbox.listen(lambda e: kinds.append(e.kind)))
+    await toolbox.run("t", {})
+    assert kinds == ["call_finished"]
+
+
+async def test_sync_handlers_see_the_call_and_the_callers_context_in_their_thread() -> None:
+    import contextvars
+
+    from tui_agent import current_call
+
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="unset")
+    toolbox = Toolbox()
+    seen: dict[str, Any] = {}
+
+    def handler(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        seen["call"] = current_call()
+        seen["marker"] = marker.get()
+        seen["thread"] = threading.get_ident()
+        seen["context"] = context
+        return {}
+
+    toolbox.add("t", handler=handler, aliases=["alias"])
+    marker.set("from the caller")
+    context = ToolContext(call_id="c1")
+    assert (await toolbox.run("alias", {}, context)).ok
+    assert seen["thread"] != threading.get_ident()
+    assert (seen["call"].name, seen["call"].called_as) == ("t", "alias")
+    assert seen["call"].context is context and seen["context"] is context
+    assert seen["marker"] == "from the caller"
+    assert current_call() is None

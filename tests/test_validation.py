@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -324,3 +325,187 @@ def test_the_fast_schema_check_never_accepts_what_the_metaschema_rejects(
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:  # pragma: no cover - this is the failure being looked for
             raise AssertionError(f"fast path accepted an invalid schema: {exc.message}") from exc
+
+
+# -- the compiled fast check: never "valid" where jsonschema finds a problem ------------------
+
+_plain_types = st.sampled_from(
+    ["string", "number", "integer", "boolean", "array", "object", "null"]
+)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([0.0, 1.0, -2.0, 1.5, float("inf"), float("nan"), 2**53 + 0.0]),
+    st.sampled_from(["", "a", "b", "ab", "abc"]),
+)
+
+
+def _plain_node(children: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """A property of at most three keywords, usually with a "type", so that arguments pass
+    it often enough to test the fast check's "valid"."""
+    bound = st.one_of(st.integers(-2, 2), st.sampled_from([0.5, -1.5, 1.0]))
+    count = st.integers(0, 3)
+    names = st.sampled_from(["a", "b", "c"])
+    keywords: dict[str, st.SearchStrategy[Any]] = {
+        "description": st.just("d"),
+        "default": _scalars,
+        "enum": st.lists(_scalars, min_size=1, max_size=3),
+        "minimum": bound,
+        "maximum": bound,
+        "exclusiveMinimum": bound,
+        "exclusiveMaximum": bound,
+        "minLength": count,
+        "maxLength": count,
+        "minItems": count,
+        "maxItems": count,
+        "items": children,
+        "properties": st.dictionaries(names, children, max_size=2),
+        "required": st.lists(names, unique=True, max_size=2),
+        "additionalProperties": st.booleans(),
+    }
+    kinds = st.one_of(_plain_types, st.lists(_plain_types, min_size=1, max_size=3, unique=True))
+    return st.tuples(
+        st.one_of(st.none(), kinds, kinds, kinds),
+        st.lists(st.sampled_from(sorted(keywords)), unique=True, max_size=2).flatmap(
+            lambda chosen: st.fixed_dictionaries({k: keywords[k] for k in chosen})
+        ),
+    ).map(lambda pair: pair[1] if pair[0] is None else {"type": pair[0], **pair[1]})
+
+
+_plain_nodes = st.recursive(_plain_node(st.just({})), _plain_node, max_leaves=4)
+
+
+class _Str(str):
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+_instances = st.recursive(
+    st.one_of(
+        _scalars,
+        st.sampled_from([_Str("a"), __import__("decimal").Decimal("1.5"), 2**70, b"a"]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), inner, max_size=3),
+        st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2).map(_Dict),
+    ),
+    max_leaves=6,
+)
+
+
+def _reference_messages(schema: dict[str, Any], args: Any) -> list[str]:
+    """What the validator said before it had a fast path: jsonschema, every call."""
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    from tui_agent.core.validation import _message
+
+    messages: list[str] = []
+    for error in Draft202012Validator(schema, format_checker=FormatChecker()).iter_errors(args):
+        text = _message(error)
+        if text not in messages:
+            messages.append(text)
+    return messages
+
+
+_TRICKY: list[Any] = [
+    None, True, False, 0, 1, -1, 2**70, 0.0, 1.0, 1.5, -1.5, float("inf"), float("nan"),
+    "", "a", "b", "abcd", _Str("a"), b"a", __import__("decimal").Decimal("1"),
+    [], [1], ["a"], [1.5], [True], [None, "a"], [[]], {}, {"a": 1}, {"a": "a", "d": 0},
+    _Dict(a=1), {"a": [1]},
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["a", "b", "c"]), _plain_nodes, min_size=1, max_size=3),
+    st.lists(st.sampled_from(["a", "b", "c", "d"]), unique=True, max_size=2),
+    st.one_of(_instances, st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), _instances)),
+)
+def test_the_fast_check_agrees_with_jsonschema(
+    params: dict[str, Any], required: list[str], random_args: Any
+) -> None:
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    from tui_agent.core.validation import ArgsValidator, plainly_valid
+
+    schema = object_schema(params, required)
+    if not plainly_valid(schema):
+        return
+    validator = ArgsValidator(schema)
+    assert validator._fast is not None
+    reference = Draft202012Validator(schema, format_checker=FormatChecker())
+    base = dict.fromkeys(required, 0)
+    tried = [random_args, base]
+    for name in params:
+        for value in _TRICKY:
+            tried += [{**base, name: value}, {**base, name: {"a": value}}, {**base, name: [value]}]
+    for args in tried:
+        if validator._fast[0](args):
+            assert reference.is_valid(args), f"the fast check accepted {args!r} for {schema!r}"
+        assert validator.errors(args) == _reference_messages(schema, args)
+
+
+def test_the_fast_check_takes_plain_values_without_jsonschema() -> None:
+    from tui_agent.core.validation import ArgsValidator
+
+    validator = ArgsValidator(
+        object_schema(
+            {
+                "n": {"type": "integer", "minimum": 0},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "mode": {"type": "string", "enum": ["a", "b"]},
+                "opt": {"type": ["string", "null"]},
+            },
+            ["n"],
+        )
+    )
+    assert validator._fast is not None
+    fast = validator._fast[0]
+    assert fast({"n": 1, "tags": ["x"], "mode": "a", "opt": None, "extra": object()})
+    assert fast({"n": 2.0})  # an integral float is an integer to jsonschema
+    for bad in ({"n": -1}, {"n": True}, {"n": 1.5}, {"tags": [1]}, {"n": 1, "mode": "c"}, {}):
+        assert not fast(bad)
+        assert validator.error(bad) is not None
+
+
+def test_a_schema_changed_in_place_is_followed_on_the_next_call() -> None:
+    toolbox = Toolbox()
+    tool = toolbox.add("t", params={"x": {"type": "integer"}}, required=["x"], handler=lambda a: a)
+    assert tool._validator is not None
+    assert tool._validator.error({"x": 1}) is None
+    tool.params["x"]["type"] = "string"  # params is the schema's "properties"
+    assert tool._validator.error({"x": 1}) == "value at `/x` is not a string"
+    assert tool._validator.error({"x": "a"}) is None
+    tool.schema["required"].append("y")
+    assert tool._validator.error({"x": "a"}) == "object at root is missing required properties: y"
+    tool.params["x"]["pattern"] = "^b"  # no longer a plain schema: jsonschema alone
+    assert tool._validator.error({"x": "a", "y": 0}) == "string at `/x` does not match pattern: ^b"
+    assert tool._validator.error({"x": "b", "y": 0}) is None
+
+
+async def test_a_tool_registered_again_is_checked_against_its_new_schema() -> None:
+    toolbox = Toolbox()
+    toolbox.add("t", params={"x": {"type": "integer"}}, required=["x"], handler=lambda a: a)
+    assert (await toolbox.run("t", {"x": 1})).ok
+    first = toolbox.tools["t"]._validator
+    toolbox.add("t", params={"x": {"type": "string"}}, required=["x"], handler=lambda a: a)
+    assert toolbox.tools["t"]._validator is not first
+    assert (await toolbox.run("t", {"x": 1})).error == "value at `/x` is not a string"
+    assert (await toolbox.run("t", {"x": "a"})).ok
+
+
+@pytest.mark.parametrize("default", [threading.Lock(), object()], ids=["uncopyable", "unequal"])
+def test_a_default_that_cannot_be_copied_or_compared_only_costs_the_fast_path(
+    default: Any,
+) -> None:
+    from tui_agent.core.validation import ArgsValidator
+
+    validator = ArgsValidator(object_schema({"x": {"type": "integer", "default": default}}, []))
+    assert validator._fast is None
+    assert validator.error({"x": 1}) is None
+    assert validator.error({"x": "a"}) == "value at `/x` is not an integer"

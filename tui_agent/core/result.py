@@ -46,10 +46,11 @@ class Result(Mapping[str, Any]):
     __slots__ = ("_data",)
 
     def __init__(self, data: Mapping[str, Any] | None = None, /, **extra: Any) -> None:
-        merged: dict[str, Any] = dict(data or {})
-        merged.update(extra)
+        merged: dict[str, Any] = dict(data) if data else {}
+        if extra:
+            merged.update(extra)
         merged.pop("ok", None)
-        merged["ok"] = not is_failure(merged)
+        merged["ok"] = merged.get("error") is None  # is_failure, inlined: one per tool call
         self._data = merged
 
     def __getitem__(self, key: str) -> Any:

@@ -328,11 +328,13 @@ class Toolbox:
         self, name: str, args: Mapping[str, Any] | None = None, context: ToolContext | None = None
     ) -> Result:
         """Run one call: aliases, validation, hooks, handler. Tool failures never raise."""
-        real = self.resolve(name)
-        if real is None:
-            available = ", ".join(sorted(self.tools))
-            return Result({"error": f'unknown tool: "{name}". Available: {available}'})
-        tool = self.tools[real]
+        tool = self.tools.get(name)
+        if tool is None:
+            real = self.aliases.get(name)
+            if real is None:
+                available = ", ".join(sorted(self.tools))
+                return Result({"error": f'unknown tool: "{name}". Available: {available}'})
+            tool = self.tools[real]
         call_args: Any = {} if args is None else (dict(args) if isinstance(args, Mapping) else args)
         assert tool._validator is not None
         problem = tool._validator.error(call_args)
@@ -340,8 +342,9 @@ class Toolbox:
             result = Result({"error": problem})
             self._record(tool.name, name, call_args, result, 0.0, context)
             return result
-        call_id = context.call_id if context is not None else ""
-        self._emit(ToolboxEvent("call_started", tool.name, name, call_args, call_id=call_id))
+        if self._listeners:  # the event is only built for someone to hear it
+            call_id = context.call_id if context is not None else ""
+            self._emit(ToolboxEvent("call_started", tool.name, name, call_args, call_id=call_id))
         started = time.perf_counter()
         token = _CURRENT.set(CallInfo(tool.name, name, context))
         try:
@@ -372,9 +375,13 @@ class Toolbox:
         elapsed: float,
         context: ToolContext | None,
     ) -> None:
-        stats = self.stats.setdefault(real, CallStats())
+        stats = self.stats.get(real)
+        if stats is None:
+            stats = self.stats[real] = CallStats()
         stats.calls += 1
         stats.last_result = result
+        if not self._listeners:
+            return
         self._emit(
             ToolboxEvent(
                 "call_finished",
@@ -390,21 +397,23 @@ class Toolbox:
     async def _call(
         self, tool: Tool, args: dict[str, Any], context: ToolContext | None
     ) -> dict[str, Any]:
+        # Each list is copied as its turn comes, so a hook added by an earlier step of this
+        # call (a before hook, the handler) already runs in its later steps.
+        # ``value is not None`` spares inspect.isawaitable for the usual hook returning None.
         before, after = self.hooks["before"], self.hooks["after"]
-        for hook in list(before.get(GLOBAL, ())):
-            await _maybe_await(hook(args, tool_name=tool.name))
-        for hook in list(before.get(tool.name, ())):
-            await _maybe_await(hook(args))
-        raw = await self._invoke(tool, args, context)
-        for hook in list(after.get(GLOBAL, ())):
-            await _maybe_await(hook(args, raw, tool_name=tool.name))
-        for hook in list(after.get(tool.name, ())):
-            await _maybe_await(hook(args, raw))
-        return raw
-
-    async def _invoke(
-        self, tool: Tool, args: dict[str, Any], context: ToolContext | None
-    ) -> dict[str, Any]:
+        name = tool.name
+        hooks = before.get(GLOBAL)
+        if hooks:
+            for hook in list(hooks):
+                value = hook(args, tool_name=name)
+                if value is not None and inspect.isawaitable(value):
+                    await value
+        hooks = before.get(name)
+        if hooks:
+            for hook in list(hooks):
+                value = hook(args)
+                if value is not None and inspect.isawaitable(value):
+                    await value
         handler = tool.handler
         assert handler is not None
         call: tuple[Any, ...] = (args,)
@@ -415,16 +424,34 @@ class Toolbox:
         if tool._async:
             value = await handler(*call)
         else:
-            value = await asyncio.to_thread(handler, *call)
-            if inspect.isawaitable(value):
+            value = await _in_thread(handler, *call)
+            if type(value) is not dict and inspect.isawaitable(value):
                 value = await value
+        raw: dict[str, Any]
         if isinstance(value, dict):
-            return value
-        if isinstance(value, Mapping):
-            return dict(value)
-        return {"output": value}
+            raw = value
+        elif isinstance(value, Mapping):
+            raw = dict(value)
+        else:
+            raw = {"output": value}
+        hooks = after.get(GLOBAL)
+        if hooks:
+            for hook in list(hooks):
+                value = hook(args, raw, tool_name=name)
+                if value is not None and inspect.isawaitable(value):
+                    await value
+        hooks = after.get(name)
+        if hooks:
+            for hook in list(hooks):
+                value = hook(args, raw)
+                if value is not None and inspect.isawaitable(value):
+                    await value
+        return raw
 
 
-async def _maybe_await(value: Any) -> None:
-    if inspect.isawaitable(value):
-        await value
+def _in_thread(handler: Handler, *args: Any) -> asyncio.Future[Any]:
+    """``asyncio.to_thread(handler, *args)`` without its wrapper coroutine and partial: the
+    handler runs in the default executor inside a copy of the current context."""
+    return asyncio.get_running_loop().run_in_executor(
+        None, contextvars.copy_context().run, handler, *args
+    )

@@ -7,7 +7,9 @@ A validator is compiled once per tool; ``validate`` only walks the arguments.
 
 from __future__ import annotations
 
+import copy
 import json
+import operator
 from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -198,10 +200,166 @@ def plainly_valid(schema: dict[str, Any]) -> bool:
     return set(schema) == {"type", "properties", "required"} and _plain_property(schema)
 
 
-class ArgsValidator:
-    """A compiled validator for one tool's ``{"type": "object", ...}`` schema."""
+# -- the fast path ----------------------------------------------------------------------------
+# jsonschema walks even a one-property schema through ~40 Python calls (~15 µs a call on the
+# 2-core test machine, half the cost of a call to a trivial async tool). For the plain schemas
+# above, a check compiled from the schema answers "surely valid" in about 1 µs. It only ever
+# says "valid" when jsonschema would find no error; ``False`` means "ask jsonschema" (which then
+# writes the messages), never "invalid". Values of any type other than these exact ones
+# (subclasses, Decimal, …) are left to jsonschema.
 
-    __slots__ = ("_validator", "schema")
+Check = Callable[[Any], bool]
+_KNOWN_TYPES = frozenset({type(None), bool, int, float, str, list, dict})
+_NO_TYPES: frozenset[type] = frozenset()
+
+# jsonschema's Draft 2020-12 type checker, for values of the exact types above.
+_TYPE_CHECKS: dict[str, Check] = {
+    "object": lambda x: type(x) is dict,
+    "string": lambda x: type(x) is str,
+    "integer": lambda x: type(x) is int or (type(x) is float and x.is_integer()),
+    "number": lambda x: type(x) is int or type(x) is float,
+    "boolean": lambda x: type(x) is bool,
+    "array": lambda x: type(x) is list,
+    "null": lambda x: x is None,
+}
+# The exact types whose every value has that JSON type (1.0 is an integer too, but not every
+# float is), so a property that is only a "type" needs no call for them.
+_SURE_TYPES: dict[str, frozenset[type]] = {
+    "object": frozenset({dict}),
+    "string": frozenset({str}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "boolean": frozenset({bool}),
+    "array": frozenset({list}),
+    "null": frozenset({type(None)}),
+}
+_NUMBER_FAILS: dict[str, Callable[[Any, Any], bool]] = {
+    "minimum": operator.lt,
+    "maximum": operator.gt,
+    "exclusiveMinimum": operator.le,
+    "exclusiveMaximum": operator.ge,
+}
+_ABSENT = object()
+
+
+def _keyword_check(key: str, value: Any) -> Check | None:
+    """The check for one keyword of a plain property other than the object keywords
+    (``properties``, ``required``, ``additionalProperties``); None when it constrains
+    nothing."""
+    if key == "type":
+        if not isinstance(value, list):
+            return _TYPE_CHECKS[value]
+        kinds = tuple(_TYPE_CHECKS[kind] for kind in value)
+        return lambda x: any(kind(x) for kind in kinds)
+    if key == "enum":  # jsonschema's equality differs from Python's for bools and numbers
+        strings = frozenset(v for v in value if type(v) is str)
+        return lambda x: type(x) is str and x in strings
+    if key in _NUMBER_FAILS:
+        fails, bound = _NUMBER_FAILS[key], value
+        return lambda x: (type(x) is not int and type(x) is not float) or not fails(x, bound)
+    if key in _COUNT_KEYS:
+        sized: Any = str if key.endswith("Length") else list
+        limit = value
+        if key.startswith("min"):
+            return lambda x: type(x) is not sized or not len(x) < limit
+        return lambda x: type(x) is not sized or not len(x) > limit
+    if key == "items":
+        item, sure = _compile_plain(value)
+        return lambda x: type(x) is not list or all(type(v) in sure or item(v) for v in x)
+    return None  # description, title, $comment, default: no constraint
+
+
+_OBJECT_KEYS = frozenset({"properties", "required", "additionalProperties"})
+
+
+def _object_check(node: dict[str, Any], first: Check, others: tuple[Check, ...]) -> Check:
+    """properties, required and additionalProperties: false in one pass over a dict."""
+    props: dict[str, Any] = node.get("properties", {})
+    subs = tuple((name, *_compile_plain(sub)) for name, sub in props.items())
+    names = tuple(node.get("required", ()))
+    closed = None if node.get("additionalProperties", True) else frozenset(props)
+    exact_dict = first is _TYPE_CHECKS["object"]
+
+    def valid(x: Any) -> bool:
+        if not exact_dict and not first(x):
+            return False
+        if type(x) is dict:
+            for name, sub, sure in subs:
+                value = x.get(name, _ABSENT)
+                if value is not _ABSENT and type(value) not in sure and not sub(value):
+                    return False
+            for name in names:
+                if name not in x:
+                    return False
+            if closed is not None:
+                for key in x:
+                    if key not in closed:
+                        return False
+        elif exact_dict:
+            return False
+        for check in others:
+            if not check(x):
+                return False
+        return True
+
+    return valid
+
+
+def _compile_plain(node: dict[str, Any]) -> tuple[Check, frozenset[type]]:
+    """A plain node's check, and the exact types for which it needs no call (the node is only
+    a "type")."""
+    kinds = node.get("type")
+    # A value that passes a type check is of a known exact type, so the guard against
+    # other types is only needed for nodes without "type".
+    first = _keyword_check("type", kinds) if kinds is not None else None
+    others = tuple(
+        check
+        for key, value in node.items()
+        if key != "type"
+        and key not in _OBJECT_KEYS
+        and (check := _keyword_check(key, value)) is not None
+    )
+    if first is None:
+        first = lambda x: type(x) in _KNOWN_TYPES  # noqa: E731
+    if not _OBJECT_KEYS.isdisjoint(node):
+        return _object_check(node, first, others), _NO_TYPES
+    if kinds is not None and not others:
+        listed = kinds if isinstance(kinds, list) else [kinds]
+        return first, frozenset().union(*(_SURE_TYPES[kind] for kind in listed))
+
+    def valid(x: Any) -> bool:
+        if not first(x):
+            return False
+        for check in others:
+            if not check(x):
+                return False
+        return True
+
+    return valid, _NO_TYPES
+
+
+def _fast_path(schema: dict[str, Any]) -> tuple[Check, dict[str, Any]] | None:
+    """The fast check for a plain schema and the copy it was built from, or None."""
+    if not plainly_valid(schema):
+        return None
+    try:  # a `default` may hold anything; if it cannot be copied and compared, no fast path
+        copied = copy.deepcopy(schema)
+        if copied != schema:
+            return None
+    except Exception:
+        return None
+    return _compile_plain(copied)[0], copied
+
+
+class ArgsValidator:
+    """A compiled validator for one tool's ``{"type": "object", ...}`` schema.
+
+    Like jsonschema's own validator it follows the schema dict it was given: if that dict is
+    changed in place, the fast check is rebuilt on the next call (comparing it with the copy
+    the check was built from costs far less than one jsonschema walk).
+    """
+
+    __slots__ = ("_fast", "_validator", "schema")
 
     def __init__(self, schema: dict[str, Any]) -> None:
         from jsonschema import Draft202012Validator
@@ -210,9 +368,30 @@ class ArgsValidator:
             Draft202012Validator.check_schema(schema)
         self.schema = schema
         self._validator = Draft202012Validator(schema, format_checker=_format_checker())
+        self._fast = _fast_path(schema)
+
+    def _fast_check(self) -> Check | None:
+        fast = self._fast
+        if fast is None:
+            return None
+        try:
+            same = self.schema == fast[1]
+        except Exception:
+            same = False
+        if not same:  # changed in place since the check was built
+            fast = self._fast = _fast_path(self.schema)
+            if fast is None:
+                return None
+        return fast[0]
 
     def errors(self, args: Any) -> list[str]:
         """Every problem with ``args``, in schema order, one message each."""
+        fast = self._fast_check()
+        if fast is not None and fast(args):
+            return []
+        return self._schema_errors(args)
+
+    def _schema_errors(self, args: Any) -> list[str]:
         messages: list[str] = []
         seen: set[str] = set()
         try:
@@ -228,7 +407,10 @@ class ArgsValidator:
 
     def error(self, args: Any) -> str | None:
         """All messages joined by ", " (as the model sees them), or None when valid."""
-        messages = self.errors(args)
+        fast = self._fast_check()
+        if fast is not None and fast(args):
+            return None
+        messages = self._schema_errors(args)
         return ", ".join(messages) if messages else None
 
 
