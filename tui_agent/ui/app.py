@@ -59,6 +59,32 @@ class StatusBar(Static):
     """
 
 
+class AppFooter(Footer):
+    """The footer without the rebuilds that change nothing. Textual's re-creates all its
+    keys on every bindings signal, and three come before the first frame (mount, focus,
+    screen stack) with the same keys; each rebuild restyles every key several times."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._composed: tuple[Any, ...] | None = None
+
+    def _shown(self) -> tuple[Any, ...]:
+        """Everything ``Footer.compose`` reads."""
+        bindings = tuple(
+            (key, active.binding, active.enabled, active.tooltip)
+            for key, active in self.screen.active_bindings.items()
+        )
+        flags = (self.compact, self.show_command_palette, self.combine_groups)
+        return (bindings, flags, self.app.ENABLE_COMMAND_PALETTE)
+
+    async def recompose(self) -> None:
+        shown = self._shown()
+        if self.children and shown == self._composed:
+            return
+        self._composed = shown
+        await super().recompose()
+
+
 class MainScreen(Screen[None]):
     """The default screen. The prompt takes the focus as the screen is composed: with the
     default (the first focusable widget, the chat) and then the prompt, the focus moved
@@ -103,7 +129,7 @@ class TuiAgentApp(App[None]):
                 yield prompt
             yield ToolsPanel(self.session.toolbox, id="tools")
         yield StatusBar(id="status")
-        yield Footer()
+        yield AppFooter()
 
     @property
     def chat(self) -> ChatView:
