@@ -134,3 +134,127 @@ async def test_the_tools_panel_is_built_when_first_shown_and_lists_every_tool(
         await pilot.pause()
         assert "late" in {str(key.value) for key in table.rows}  # type: ignore[attr-defined]
     session.journal.close()
+
+
+# -- resume ----------------------------------------------------------------------------------
+
+
+def journaled_session(project: Path, turns: int) -> str:
+    """A journaled session of ``turns`` turns (question, a tool call, its result, an answer);
+    returns its id."""
+    session = create_session(project, load=False)
+    for n in range(turns):
+        call = {
+            "id": f"call_{n}",
+            "type": "function",
+            "function": {"name": "read", "arguments": json.dumps({"path": f"f{n}.py"})},
+        }
+        session.record({"role": "user", "content": f"question {n}"})
+        session.record({"role": "assistant", "content": f"looking {n}", "tool_calls": [call]})
+        session.record({"role": "tool", "tool_call_id": f"call_{n}", "content": '{"ok": true}'})
+        session.record({"role": "assistant", "content": f"answer **{n}**\n\n- a\n- b"})
+    session.journal.close()
+    return session.id
+
+
+async def test_resume_draws_the_newest_messages_first_and_the_rest_of_the_tail_above_them(
+    project: Path, monkeypatch: Any
+) -> None:
+    from tui_agent.ui.chat import ChatView, HiddenNote, ReplyMarkdown, ToolCallBlock, UserMessage
+
+    session_id = journaled_session(project, turns=30)  # 120 messages: the tail of 80 is shown
+    session = create_session(project)
+    assert session.resume(session_id)
+    messages = session.conversation.messages
+    assert len(messages) == 120
+    first_frame: list[int] = []
+    show_earlier = ChatView._show_earlier
+
+    async def recording(self: ChatView, *args: Any) -> None:
+        if not first_frame:
+            first_frame.append(len(self.query(UserMessage)))
+        await show_earlier(self, *args)
+
+    monkeypatch.setattr(ChatView, "_show_earlier", recording)
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.chat
+        for _ in range(250):
+            if len(chat.query(UserMessage)) == 20:
+                break
+            await pilot.pause(0.02)
+        await pilot.pause()
+        # first only about a screen of the newest messages, the last one among them
+        assert first_frame and 1 <= first_frame[0] < 20
+        # then the whole tail of 80, in order, under one note counting the 40 before it
+        notes = list(chat.query(HiddenNote))
+        assert len(notes) == 1 and "40 earlier items" in str(notes[0].render())
+        assert [str(m.render()) for m in chat.query(UserMessage)] == [
+            f"question {n}" for n in range(10, 30)
+        ]
+        replies = [r.source for r in chat.query(ReplyMarkdown)]
+        expected: list[str] = []
+        for n in range(10, 30):
+            expected += [f"looking {n}", f"answer **{n}**\n\n- a\n- b"]
+        assert replies == expected
+        calls = list(chat.query(ToolCallBlock))
+        assert [c.call_id for c in calls] == [f"call_{n}" for n in range(10, 30)]
+        assert all(c.result is not None and c.result.ok for c in calls)
+        shown = [
+            b for b in chat._blocks() if isinstance(b, (UserMessage, ReplyMarkdown, ToolCallBlock))
+        ]
+        assert shown == list(chat.query("UserMessage, ReplyMarkdown, ToolCallBlock"))
+        assert isinstance(shown[0], UserMessage) and "question 10" in str(shown[0].render())
+        assert shown[-1] is chat.query(ReplyMarkdown).last()  # the last message at the bottom
+        children = list(chat.children)
+        assert children[children.index(notes[0]) + 1] is shown[0]
+    session.journal.close()
+
+
+async def test_a_cleared_chat_gets_no_more_of_the_resumed_tail(project: Path) -> None:
+    from tui_agent.ui.chat import UserMessage
+
+    session_id = journaled_session(project, turns=30)
+    session = create_session(project)
+    assert session.resume(session_id)
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.chat.clear()
+        for _ in range(20):
+            await pilot.pause(0.02)
+        assert len(app.chat.query(UserMessage)) == 0
+    session.journal.close()
+
+
+def test_repair_checks_the_whole_transcript_at_once_and_each_message_when_that_fails() -> None:
+    """One JSON check for the whole transcript; when it fails (a NaN, or a message just
+    deep enough that the list around it is too deep), each message is checked on its own
+    and only the bad ones are dropped."""
+    from tui_agent.core.conversation import repair
+
+    def nested(depth: int) -> Any:
+        value: Any = "x"
+        for _ in range(depth):
+            value = [value]
+        return value
+
+    depth = next(  # sendable alone, too deep one level down
+        d
+        for d in range(sys.getrecursionlimit() + 50, 10, -1)
+        if _dumps_ok({"role": "user", "content": [{"t": nested(d)}]})
+        and not _dumps_ok([{"role": "user", "content": [{"t": nested(d)}]}])
+    )
+    deep = {"role": "user", "content": [{"t": nested(depth)}]}
+    nan = {"role": "user", "content": [{"t": float("nan")}]}
+    plain = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    assert repair(plain, "r") == plain
+    assert repair([plain[0], nan, plain[1]], "r") == plain
+    assert repair([plain[0], deep, plain[1]], "r") == [plain[0], deep, plain[1]]
+
+
+def _dumps_ok(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (ValueError, RecursionError):
+        return False
+    return True

@@ -98,9 +98,18 @@ _KEYS = {
 }
 
 
-def _cleaned(message: Message) -> Message | None:
-    """Only the keys its role takes (plus a string ``name``), or None when it is not strict
-    JSON (a NaN would make every later request fail)."""
+def _strict(value: Any) -> bool:
+    """Whether ``value`` is strict JSON (a NaN in a message would make every later request
+    fail) and not nested too deep to send."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _cleaned(message: Message) -> Message:
+    """Only the keys its role takes (plus a string ``name``)."""
     keys = _KEYS.get(message["role"], ("role", "content"))
     cleaned = {key: message[key] for key in keys if key in message}
     if isinstance(message.get("name"), str) and message["role"] != "tool":
@@ -119,10 +128,6 @@ def _cleaned(message: Message) -> Message | None:
         ]
     else:
         cleaned.pop("tool_calls", None)
-    try:
-        json.dumps(cleaned, allow_nan=False)
-    except (ValueError, RecursionError):
-        return None
     return cleaned
 
 
@@ -134,12 +139,12 @@ def repair(messages: Iterable[Any], reason: str) -> list[Message]:
     answers them (and journals the answers)."""
     from .result import Result
 
+    cleaned = [_cleaned(message) for message in messages if well_formed(message)]
+    if not _strict(cleaned):  # one check for the whole transcript, per message only if it fails
+        cleaned = [message for message in cleaned if _strict(message)]
     fixed: list[Message] = []
     waiting: dict[str, str] = {}  # call id -> tool name
-    for original in messages:
-        message = _cleaned(original) if well_formed(original) else None
-        if message is None:
-            continue
+    for message in cleaned:
         if message["role"] == "tool":
             if waiting.pop(message["tool_call_id"], None) is not None:
                 fixed.append(message)

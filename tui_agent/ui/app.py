@@ -111,6 +111,7 @@ class TuiAgentApp(App[None]):
         self._batch: TextBatch | None = None
         self._unsubscribe: list[Any] = []
         self.heap = Heap()
+        self.first_frame_drawn = False
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -154,19 +155,22 @@ class TuiAgentApp(App[None]):
         self.update_status()
         if session.loaded:
             await self._after_load()
-        else:
-            self._load_after_first_frame()
+        self._load_after_first_frame()
 
     def _load_after_first_frame(self, rounds: int = 30) -> None:
-        """Start ``_load`` once the whole first frame is on screen. The footer fills in its
-        keys a few refreshes after mount (bindings are published after a refresh, then it
-        recomposes), and loading holds the event loop, so it waits until the keys are laid
-        out (so drawn); after ``rounds`` refreshes without that it loads anyway."""
+        """Once the whole first frame is on screen, set ``first_frame_drawn`` (the chat
+        shows the older part of a resumed conversation then) and start ``_load``. The footer
+        fills in its keys a few refreshes after mount (bindings are published after a
+        refresh, then it recomposes), and loading holds the event loop, so this waits until
+        the keys are laid out (so drawn); after ``rounds`` refreshes without that it goes on
+        anyway."""
         footers = self.query(Footer)
         keys = footers.first().children if footers else []
         if rounds > 0 and footers and not (keys and keys[-1].region):
             self.call_after_refresh(self._load_after_first_frame, rounds - 1)
-        else:
+            return
+        self.first_frame_drawn = True
+        if not self.session.loaded:
             self.call_after_refresh(self._load)
 
     async def _load(self) -> None:

@@ -94,9 +94,11 @@ def split_markdown(text: str, blocks: int, keep: int = 0) -> list[str]:
     """``text`` cut where top-level Markdown blocks start, ``blocks`` blocks to a piece (a
     long list or code fence stays whole). The first cut is not before character ``keep``:
     that much of ``text`` is already on screen in the first piece."""
+    line_starts = [0] + [match.end() for match in _NEWLINE.finditer(text)]
+    if len(line_starts) <= blocks:  # a block starts on a line of its own: nothing to cut
+        return [text]
     from markdown_it import MarkdownIt
 
-    line_starts = [0] + [match.end() for match in _NEWLINE.finditer(text)]
     cuts: list[int] = []
     count = 0
     for token in MarkdownIt("gfm-like").parse(text):
@@ -302,6 +304,7 @@ class ChatView(VerticalScroll):
 
     MAX_ITEMS = 300
     TRANSCRIPT_TAIL = 80
+    TRANSCRIPT_BATCH = 10  # older messages of a resumed tail mounted per refresh
     FOLD_SCREENS = 1
 
     DEFAULT_CSS = """
@@ -482,20 +485,67 @@ class ChatView(VerticalScroll):
         await self.mount(self.spacer)
 
     async def show_transcript(self, messages: list[dict[str, Any]]) -> None:
-        """Re-draw a resumed conversation: its newest messages, mounted in one batch."""
-        from .markdown_widgets import ReplyMarkdown
-
+        """Re-draw a resumed conversation: its newest ``TRANSCRIPT_TAIL`` messages. About a
+        screen of them is mounted at once, for the first frame; the older ones follow above
+        them after it, ``TRANSCRIPT_BATCH`` messages a refresh (``_show_earlier``)."""
         await self.clear()
-        start = max(0, len(messages) - self.TRANSCRIPT_TAIL)
-        while start > 0 and messages[start].get("role") == "tool":
-            start -= 1
-        shown = messages[start:]
-        results = {m.get("tool_call_id"): m for m in shown if m.get("role") == "tool"}
-        widgets: list[Any] = []
+        start = self._tail_start(messages, self.TRANSCRIPT_TAIL)
+        first = max(start, self._tail_start(messages, max(8, self.app.size.height // 3)))
+        results = {m.get("tool_call_id"): m for m in messages[start:] if m.get("role") == "tool"}
+        widgets = self._transcript_widgets(messages[first:], results)
         if start:
             self.hidden = start
-            widgets.append(HiddenNote(self._hidden_text()))
-        for message in shown:
+            widgets.insert(0, HiddenNote(self._hidden_text()))
+        await self.mount_all(widgets)
+        self.scroll_end(animate=False)
+        self.fold_later()
+        shown = [w for w in widgets if not isinstance(w, HiddenNote)]
+        if first > start and shown:
+            self.call_after_refresh(self._show_earlier, messages[start:first], results, shown[0])
+
+    async def _show_earlier(
+        self,
+        messages: list[dict[str, Any]],
+        results: dict[Any, Any],
+        above: Widget,
+        rounds: int = 100,
+    ) -> None:
+        """Mount the last ``TRANSCRIPT_BATCH`` of ``messages`` above ``above``, then the
+        rest after the next refresh; stops when ``above`` is gone (the chat was cleared).
+        Starts once the app's first frame is drawn (``first_frame_drawn``), or after
+        ``rounds`` refreshes."""
+        if above.parent is not self or not messages:
+            return
+        if rounds > 0 and not getattr(self.app, "first_frame_drawn", True):
+            self.call_after_refresh(self._show_earlier, messages, results, above, rounds - 1)
+            return
+        cut = max(0, len(messages) - self.TRANSCRIPT_BATCH)
+        widgets = self._transcript_widgets(messages[cut:], results)
+        if widgets:
+            self.unfold()  # the folded blocks' positions move down
+            await self.mount_all(widgets, before=above)
+            self.fold_later()
+            above = widgets[0]
+        if cut:
+            self.call_after_refresh(self._show_earlier, messages[:cut], results, above)
+
+    @staticmethod
+    def _tail_start(messages: list[dict[str, Any]], count: int) -> int:
+        """Where the last ``count`` messages start, moved up off tool results (their call
+        comes first)."""
+        start = max(0, len(messages) - count)
+        while start > 0 and messages[start].get("role") == "tool":
+            start -= 1
+        return start
+
+    def _transcript_widgets(
+        self, messages: list[dict[str, Any]], results: dict[Any, Any]
+    ) -> list[Widget]:
+        """The blocks showing journaled ``messages``; tool calls with their ``results``."""
+        from .markdown_widgets import ReplyMarkdown
+
+        widgets: list[Widget] = []
+        for message in messages:
             role = message.get("role")
             if role == "user":
                 widgets.append(UserMessage(escape(str(message.get("content") or ""))))
@@ -525,9 +575,7 @@ class ChatView(VerticalScroll):
                     )
                     self.calls[call.get("id", "")] = block
                     widgets.append(block)
-        await self.mount_all(widgets)
-        self.scroll_end(animate=False)
-        self.fold_later()
+        return widgets
 
     def _hidden_text(self) -> str:
         return (
