@@ -17,6 +17,7 @@ from typing import Any
 from textual.widgets import Footer
 
 from tui_agent import create_session
+from tui_agent.testing import FakeOpenAI, Reply
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.prompt import PromptArea
 from tui_agent.ui.tools_panel import ToolsPanel
@@ -168,14 +169,14 @@ async def test_resume_draws_the_newest_messages_first_and_the_rest_of_the_tail_a
     messages = session.conversation.messages
     assert len(messages) == 120
     first_frame: list[int] = []
-    show_earlier = ChatView._show_earlier
+    show_older = ChatView._show_older
 
     async def recording(self: ChatView, *args: Any) -> None:
         if not first_frame:
             first_frame.append(len(self.query(UserMessage)))
-        await show_earlier(self, *args)
+        await show_older(self, *args)
 
-    monkeypatch.setattr(ChatView, "_show_earlier", recording)
+    monkeypatch.setattr(ChatView, "_show_older", recording)
     app = TuiAgentApp(session)
     async with app.run_test(size=SIZE) as pilot:
         chat = app.chat
@@ -258,3 +259,134 @@ def _dumps_ok(value: Any) -> bool:
     except (ValueError, RecursionError):
         return False
     return True
+
+
+# -- resume reads the newest messages first --------------------------------------------------
+
+
+def damaged_journal(project: Path, turns: int, seed: int) -> tuple[str, Path]:
+    """A journal of ``turns`` turns with damage here and there: calls left unanswered,
+    tool results answering nothing, NaN, messages of the wrong shape, unreadable lines, a
+    torn last line. Returns its id and path."""
+    import random
+
+    rng = random.Random(seed)
+    session = create_session(project, load=False)
+    session.record({"role": "user", "content": "start"})
+    session.journal.close()
+    path = session.journal.path
+    lines: list[str] = []
+
+    def message(m: Any) -> None:
+        lines.append(json.dumps({"type": "message", "message": m}, allow_nan=True))
+
+    for n in range(turns):
+        message({"role": "user", "content": f"q{n}"})
+        calls = [
+            {"id": f"c{n}_{k}", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+            for k in range(rng.randrange(3))
+        ]
+        message(
+            {"role": "assistant", "content": f"a{n}", **({"tool_calls": calls} if calls else {})}
+        )
+        for call in calls:
+            if rng.random() < 0.8:  # some calls never got their result
+                message({"role": "tool", "tool_call_id": call["id"], "content": '{"ok": true}'})
+        roll = rng.random()
+        if roll < 0.1:
+            message({"role": "tool", "tool_call_id": "nobody", "content": "{}"})
+        elif roll < 0.2:
+            message({"role": "user", "content": [{"type": "text", "n": float("nan")}]})
+        elif roll < 0.25:
+            message({"role": "assistant", "tool_calls": 3})
+        elif roll < 0.3:
+            lines.append('{"type": "message", "message": {"role": "us')
+        elif roll < 0.35:
+            message({"role": "system", "content": f"note {n}"})
+        if rng.random() < 0.7:
+            message({"role": "assistant", "content": f"done {n}"})
+    text = "\n".join(lines) + "\n"
+    if seed % 2:
+        text = text[:-9]  # torn
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+    return session.id, path
+
+
+def test_resume_reads_the_newest_messages_first_and_the_conversation_is_the_whole_journal(
+    project: Path, monkeypatch: Any
+) -> None:
+    """Lazily or not, the conversation is what repairing the whole journal gives; the first
+    read covers only the newest messages (RESUME_FIRST, small here to put the cut in many
+    places)."""
+    from tui_agent.core import journal
+    from tui_agent.core.conversation import repair
+    from tui_agent.core.session import Session
+
+    parsed: list[int] = []
+    parse_records = journal.parse_records
+
+    def counting(path: Path, lines: list[tuple[int, str]]) -> list[dict[str, Any]]:
+        parsed.append(len(lines))
+        return parse_records(path, lines)
+
+    monkeypatch.setattr(journal, "parse_records", counting)
+    reason = "interrupted: the session ended before this call finished"
+    for first in (1, 2, 5, 64):
+        monkeypatch.setattr(Session, "RESUME_FIRST", first)
+        for seed in range(12):
+            session_id, path = damaged_journal(project, turns=40, seed=seed)
+            whole = repair(
+                journal.messages_of(parse_records(path, journal.read_lines(path))), reason
+            )
+            session = create_session(project, load=False)
+            parsed.clear()
+            assert session.resume(session_id)
+            assert sum(parsed) < len(journal.read_lines(path)) / 2  # the newest only
+            newest = session.conversation.tail(1)  # held: the first read kept at least one
+            assert sum(parsed) < len(journal.read_lines(path)) / 2  # still
+            assert session.conversation.tail(first)[-1] is newest[-1]
+            messages = session.conversation.messages
+            answered = messages[len(whole) :]  # calls the last message left open
+            assert messages[: len(whole)] == whole, (first, seed)
+            assert all(m["role"] == "tool" for m in answered)
+            assert messages[-len(newest) :] == newest
+            assert len(session.conversation) == len(messages)
+            session.journal.close()
+
+
+async def test_a_lazily_resumed_conversation_is_sent_whole(project: Path) -> None:
+    session_id = journaled_session(project, turns=100)  # 400 messages
+    with FakeOpenAI([Reply("all of it")]) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        assert session.resume(session_id)
+        assert len(session.conversation.tail(8)) == 8
+        assert await session.turn("and now?") == "all of it"
+        session.journal.close()
+    sent = server.requests[0]["messages"]
+    assert sent[0]["role"] == "system" and sent[-1] == {"role": "user", "content": "and now?"}
+    users = [m["content"] for m in sent if m["role"] == "user"]
+    assert users == [f"question {n}" for n in range(100)] + ["and now?"]
+    assert len(sent) == 1 + 400 + 1
+
+
+async def test_the_app_draws_a_lazily_resumed_conversation_and_loads_the_rest_after(
+    project: Path,
+) -> None:
+    from tui_agent.ui.chat import HiddenNote, UserMessage
+
+    session_id = journaled_session(project, turns=60)  # 240 messages
+    session = create_session(project)
+    assert session.resume(session_id)
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(250):
+            if len(app.chat.query(UserMessage)) == 20:
+                break
+            await pilot.pause(0.02)
+        assert [str(m.render()) for m in app.chat.query(UserMessage)] == [
+            f"question {n}" for n in range(40, 60)
+        ]
+        assert "160 earlier items" in str(app.chat.query_one(HiddenNote).render())
+        assert len(session.conversation.messages) == 240
+    session.journal.close()

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import events as ev
 from .config import SECRET_KEYS
-from .conversation import missing_tool_results
 from .providers.base import Provider, ProviderError, Text, Thinking, ToolCall, Usage
 from .result import Result
 
@@ -106,7 +105,7 @@ class Agent:
             raise
 
     def _close_open_calls(self, reason: str) -> None:
-        for call_id, name in missing_tool_results(self.session.conversation.messages):
+        for call_id, name in self.session.conversation.open_calls():
             result = Result({"error": reason, "name": name})
             self.session.record(
                 {"role": "tool", "tool_call_id": call_id, "content": result.to_json()}

@@ -3,25 +3,68 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 Message = dict[str, Any]
 
 
 class Conversation:
-    """An ordered list of chat messages (``role``/``content``/``tool_calls``…)."""
+    """An ordered list of chat messages (``role``/``content``/``tool_calls``…).
+
+    The messages before the ones held can be put off (``defer``): a resumed journal's
+    newest messages are read first and the rest on the first use of ``messages``."""
 
     def __init__(self, messages: list[Message] | None = None) -> None:
-        self.messages: list[Message] = list(messages or [])
+        self._messages: list[Message] = list(messages or [])
+        self._earlier: Callable[[], list[Message]] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def messages(self) -> list[Message]:
+        """Every message, oldest first (what ``defer`` put off is loaded here, once)."""
+        if self._earlier is not None:
+            with self._lock:
+                load, self._earlier = self._earlier, None
+                if load is not None:
+                    self._messages[:0] = load()
+        return self._messages
+
+    def defer(self, earlier: Callable[[], list[Message]]) -> None:
+        """``earlier()`` gives the messages that come before the ones held now; it runs on
+        the first use of ``messages``. The held messages must start with one that is not a
+        tool result (so ``tail`` and ``open_calls`` need nothing before them)."""
+        self._earlier = earlier
+
+    def tail(self, count: int) -> list[Message]:
+        """The last ``count`` messages, or a few more so that the first is not a tool
+        result (its call comes before it); loads what ``defer`` put off only if the held
+        messages are not enough."""
+        held = self._messages
+        messages = held if self._earlier is not None and len(held) >= count else self.messages
+        start = max(0, len(messages) - count)
+        while start > 0 and messages[start].get("role") == "tool":
+            start -= 1
+        return messages[start:]
+
+    def open_calls(self) -> list[tuple[str, str]]:
+        """``missing_tool_results`` of the transcript, without loading what ``defer`` put
+        off: the held messages start with a whole turn's message, and calls made before it
+        were all answered when it came (``repair``)."""
+        return missing_tool_results(self._messages if self._earlier else self.messages)
 
     def append(self, message: Message) -> None:
         if "role" not in message:
             raise ValueError("a message needs a role")
-        self.messages.append(message)
+        self._messages.append(message)
 
     def clear(self) -> None:
-        self.messages.clear()
+        self._earlier = None
+        self._messages.clear()
+
+    def __bool__(self) -> bool:
+        return bool(self._messages) or self._earlier is not None
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -129,6 +172,13 @@ def _cleaned(message: Message) -> Message:
     else:
         cleaned.pop("tool_calls", None)
     return cleaned
+
+
+def starts_cleanly(message: Any) -> bool:
+    """Whether ``repair`` keeps ``message`` whatever comes before it, and treats what follows
+    it the same: a well-formed, strict-JSON message that is not a tool result. Repairing a
+    transcript from such a message on gives the end of repairing the whole of it."""
+    return well_formed(message) and message["role"] != "tool" and _strict(_cleaned(message))
 
 
 def repair(messages: Iterable[Any], reason: str) -> list[Message]:

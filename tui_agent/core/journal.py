@@ -109,17 +109,21 @@ def _ends_with_newline(path: Path) -> bool:
         return handle.read(1) == b"\n"
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """Every record that parses; torn or corrupt lines are skipped with a warning."""
-    records: list[dict[str, Any]] = []
+def read_lines(path: Path) -> list[tuple[int, str]]:
+    """The journal's lines that are not blank, with their numbers (none if unreadable)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return records
+        return []
     # "\n" only: a message may hold U+2028, \x85 or \x1c, which splitlines() would cut
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
+    return [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+
+
+def parse_records(path: Path, lines: list[tuple[int, str]]) -> list[dict[str, Any]]:
+    """The records of ``lines`` (from ``read_lines``) that parse; torn or corrupt lines are
+    skipped with a warning."""
+    records: list[dict[str, Any]] = []
+    for number, line in lines:
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):
@@ -130,11 +134,17 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every record that parses; torn or corrupt lines are skipped with a warning."""
+    return parse_records(path, read_lines(path))
+
+
 def read_messages(path: Path) -> list[dict[str, Any]]:
-    return _messages(read_records(path))
+    return messages_of(read_records(path))
 
 
-def _messages(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def messages_of(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The chat messages among journal records."""
     return [
         r["message"]
         for r in records
@@ -147,7 +157,7 @@ def _info(path: Path) -> SessionInfo | None:
     if not records or records[0].get("type") != "session":
         return None
     head = records[0]
-    messages = _messages(records)
+    messages = messages_of(records)
     first_user = next((m for m in messages if m.get("role") == "user"), None)
     title = str(first_user.get("content") or "")[:80] if first_user else ""
     return SessionInfo(

@@ -22,7 +22,7 @@ from .approval import ApprovalRequest, Approver, Decision, headless_approver
 from .commands import Commands, parse_command
 from .config import Config
 from .context import ToolContext, find_worktree
-from .conversation import Conversation, repair
+from .conversation import Conversation, repair, starts_cleanly
 from .events import ConversationReset, EventBus, ExitRequested, ThemeRequested
 from .output import Output
 from .plugins import LoadProblem, LoadReport
@@ -342,7 +342,9 @@ class Session:
         return self.agent.tokens.total_tokens
 
     def resume(self, session_id: str | None = None) -> bool:
-        """Load a journaled session (the last one of this folder without an id)."""
+        """Load a journaled session (the last one of this folder without an id). The newest
+        ``RESUME_FIRST`` messages are read at once, the rest on the first use of the whole
+        conversation (``Conversation.defer``): the app draws the newest ones first."""
         if session_id is None:
             found = journal_module.list_sessions(self.directory)
             if not found:
@@ -353,17 +355,44 @@ class Session:
             if located is None:
                 return False
             path = located
-        messages = journal_module.read_messages(path)
+        lines = journal_module.read_lines(path)
+        cut, newest = self._newest_messages(path, lines)
         self.journal.close()
         self.id = path.stem
         self.journal = journal_module.Journal(self.id, self.directory, self._journal_failed)
         interrupted = "interrupted: the session ended before this call finished"
         self.conversation.clear()
-        for message in repair(messages, interrupted):  # a damaged journal still resumes
+        for message in repair(newest, interrupted):  # a damaged journal still resumes
             self.conversation.append(message)
+        if cut:
+            first = newest[0]
+
+            def earlier() -> list[dict[str, Any]]:
+                records = journal_module.parse_records(path, lines[:cut])
+                older = journal_module.messages_of(records)
+                # what repairing the whole journal gives before ``first``: it starts cleanly
+                return repair([*older, first], interrupted)[:-1]
+
+            self.conversation.defer(earlier)
         self.agent._close_open_calls(interrupted)
         self.events.emit(ConversationReset("resume"))
         return True
+
+    RESUME_FIRST = 64  # journaled messages read before the rest (resume)
+
+    def _newest_messages(
+        self, path: Path, lines: list[tuple[int, str]]
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """``(cut, messages)``: the messages of ``lines[cut:]``, at least ``RESUME_FIRST``
+        of them unless the journal holds fewer, the first one starting cleanly (nothing
+        before it changes how ``repair`` treats it and what follows) unless ``cut`` is 0."""
+        found: list[dict[str, Any]] = []  # newest first
+        cut = len(lines)
+        while cut > 0 and not (len(found) >= self.RESUME_FIRST and starts_cleanly(found[-1])):
+            cut -= 1
+            records = journal_module.parse_records(path, lines[cut : cut + 1])
+            found += reversed(journal_module.messages_of(records))
+        return cut, found[::-1]
 
     # -- running ----------------------------------------------------------------------------
 

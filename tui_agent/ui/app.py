@@ -150,8 +150,8 @@ class TuiAgentApp(App[None]):
         self._unsubscribe.append(session.output.listen(lambda n: self.post_message(OutputNote(n))))
         self.query_one(ToolsPanel).display = False
         self.query_one(PromptArea).focus()
-        if session.conversation.messages:
-            await self.chat.show_transcript(session.conversation.messages)
+        if session.conversation:  # a resumed one: its newest messages first
+            await self.chat.show_transcript(session.conversation)
         self.update_status()
         if session.loaded:
             await self._after_load()

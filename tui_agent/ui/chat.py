@@ -16,6 +16,7 @@ from textual.events import Resize
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
+from ..core.conversation import Conversation
 from ..core.result import Result
 
 if TYPE_CHECKING:
@@ -484,40 +485,59 @@ class ChatView(VerticalScroll):
         self.spacer = FoldSpacer()
         await self.mount(self.spacer)
 
-    async def show_transcript(self, messages: list[dict[str, Any]]) -> None:
+    async def show_transcript(self, messages: list[dict[str, Any]] | Conversation) -> None:
         """Re-draw a resumed conversation: its newest ``TRANSCRIPT_TAIL`` messages. About a
-        screen of them is mounted at once, for the first frame; the older ones follow above
-        them after it, ``TRANSCRIPT_BATCH`` messages a refresh (``_show_earlier``)."""
+        screen of them is mounted at once, for the first frame (from a ``Conversation``,
+        without loading the messages a resume put off); the rest follow above them after
+        that frame (``_show_older``)."""
+        conversation = messages if isinstance(messages, Conversation) else Conversation(messages)
         await self.clear()
-        start = self._tail_start(messages, self.TRANSCRIPT_TAIL)
-        first = max(start, self._tail_start(messages, max(8, self.app.size.height // 3)))
-        results = {m.get("tool_call_id"): m for m in messages[start:] if m.get("role") == "tool"}
-        widgets = self._transcript_widgets(messages[first:], results)
-        if start:
-            self.hidden = start
-            widgets.insert(0, HiddenNote(self._hidden_text()))
+        newest = conversation.tail(max(8, self.app.size.height // 3))
+        widgets = self._transcript_widgets(newest, self._results(newest))
         await self.mount_all(widgets)
         self.scroll_end(animate=False)
         self.fold_later()
-        shown = [w for w in widgets if not isinstance(w, HiddenNote)]
-        if first > start and shown:
-            self.call_after_refresh(self._show_earlier, messages[start:first], results, shown[0])
+        if newest:
+            above = widgets[0] if widgets else None
+            self.call_after_refresh(self._show_older, conversation, newest, above)
 
-    async def _show_earlier(
+    async def _show_older(
         self,
-        messages: list[dict[str, Any]],
-        results: dict[Any, Any],
-        above: Widget,
+        conversation: Conversation,
+        newest: list[dict[str, Any]],
+        above: Widget | None,
         rounds: int = 100,
     ) -> None:
-        """Mount the last ``TRANSCRIPT_BATCH`` of ``messages`` above ``above``, then the
-        rest after the next refresh; stops when ``above`` is gone (the chat was cleared).
-        Starts once the app's first frame is drawn (``first_frame_drawn``), or after
-        ``rounds`` refreshes."""
-        if above.parent is not self or not messages:
+        """Once the app's first frame is drawn (``first_frame_drawn``, or after ``rounds``
+        refreshes): the hidden-items note and the rest of the tail above ``newest`` (shown
+        from ``above`` down), ``TRANSCRIPT_BATCH`` messages a refresh. Nothing if the chat
+        was cleared meanwhile."""
+        if above is not None and above.parent is not self:
             return
         if rounds > 0 and not getattr(self.app, "first_frame_drawn", True):
-            self.call_after_refresh(self._show_earlier, messages, results, above, rounds - 1)
+            self.call_after_refresh(self._show_older, conversation, newest, above, rounds - 1)
+            return
+        messages = conversation.messages
+        first = next(
+            (i for i in range(len(messages) - 1, -1, -1) if messages[i] is newest[0]), None
+        )
+        if first is None:  # the conversation was cleared or replaced meanwhile
+            return
+        start = self._tail_start(messages[: first + len(newest)], self.TRANSCRIPT_TAIL)
+        if start:
+            self.hidden = start
+            note = HiddenNote(self._hidden_text())
+            await (self.mount(note) if above is None else self.mount(note, before=above))
+        older = messages[start:first]
+        if older:
+            await self._show_earlier(older, self._results(older), above)
+
+    async def _show_earlier(
+        self, messages: list[dict[str, Any]], results: dict[Any, Any], above: Widget | None
+    ) -> None:
+        """Mount the last ``TRANSCRIPT_BATCH`` of ``messages`` above ``above`` (at the end
+        without it), then the rest after the next refresh; stops when ``above`` is gone."""
+        if above is not None and above.parent is not self:
             return
         cut = max(0, len(messages) - self.TRANSCRIPT_BATCH)
         widgets = self._transcript_widgets(messages[cut:], results)
@@ -528,6 +548,11 @@ class ChatView(VerticalScroll):
             above = widgets[0]
         if cut:
             self.call_after_refresh(self._show_earlier, messages[:cut], results, above)
+
+    @staticmethod
+    def _results(messages: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+        """Tool results by call id (they follow their call)."""
+        return {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
 
     @staticmethod
     def _tail_start(messages: list[dict[str, Any]], count: int) -> int:
