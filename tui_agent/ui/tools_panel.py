@@ -10,7 +10,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Label, Static
 
-from ..core.describe import hooks_label, parameter_rows
 from ..core.toolbox import Toolbox, ToolboxEvent
 
 if TYPE_CHECKING:
@@ -101,6 +100,8 @@ class ToolsPanel(Vertical):
             self.refresh_table()
 
     def _row(self, name: str) -> tuple[Any, ...]:
+        from ..core.describe import hooks_label  # with the panel, not before the first frame
+
         tool = self.toolbox.tools[name]
         stats = self.toolbox.stats.get(name)
         return (
@@ -153,6 +154,8 @@ class ToolsPanel(Vertical):
             description.update("")
             schema.update("")
             return
+        from ..core.describe import parameter_rows
+
         tool = self.toolbox.tools[name]
         title.update(f"{name} — parameters")
         description.update(tool.description)
