@@ -20,6 +20,7 @@ from ..core.conversation import Conversation
 from ..core.result import Result
 
 if TYPE_CHECKING:
+    from .heap import Heap
     from .markdown_widgets import ReplyMarkdown
 
 
@@ -173,7 +174,7 @@ class ReplyStream:
         if len(first) > len(self.text):
             await self.segment.append(first[len(self.text) :])
         self.text = first
-        heap = getattr(self.chat.app, "heap", None)
+        heap = self.chat.heap()
         for piece in pieces[1:]:
             if heap is not None:
                 heap.freeze()  # finished segments are long-lived (see heap.py)
@@ -314,7 +315,6 @@ class ChatView(VerticalScroll):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._reply: ReplyMarkdown | None = None
         self._stream: ReplyStream | None = None
         self._thinking: Thinking | None = None
         self.calls: dict[str, ToolCallBlock] = {}
@@ -333,8 +333,12 @@ class ChatView(VerticalScroll):
     def _blocks(self) -> list[Widget]:
         return [w for w in self.children if not isinstance(w, (HiddenNote, FoldSpacer))]
 
+    def heap(self) -> Heap | None:
+        """The app's garbage-collection keeper (see heap.py); None in a bare app."""
+        return getattr(self.app, "heap", None)
+
     def _removed(self) -> None:
-        heap = getattr(self.app, "heap", None)
+        heap = self.heap()
         if heap is not None:
             heap.removed = True  # collect them after the turn (see heap.py)
 
@@ -430,7 +434,7 @@ class ChatView(VerticalScroll):
         self.fold_later()
 
     async def add_thinking(self, text: str) -> None:
-        if self._reply is not None:
+        if self._stream is not None:
             await self.end_reply()
         thinking = self._thinking
         if thinking is None:
@@ -445,7 +449,7 @@ class ChatView(VerticalScroll):
         if self._stream is None:
             from .markdown_widgets import ReplyMarkdown
 
-            reply = self._reply = ReplyMarkdown()
+            reply = ReplyMarkdown()
             await self.mount(reply)
             stream = self._stream = ReplyStream(self, reply)
         else:
@@ -459,7 +463,6 @@ class ChatView(VerticalScroll):
         if self._stream is not None:
             await self._stream.stop()
         self._stream = None
-        self._reply = None
 
     async def start_call(
         self, call_id: str, name: str, arguments: str, args: dict[str, Any] | None
@@ -527,6 +530,7 @@ class ChatView(VerticalScroll):
         if start:
             self.hidden = start
             note = HiddenNote(self._hidden_text())
+            self.unfold()  # the spacer must stay below the note (see _size_spacer)
             await (self.mount(note) if above is None else self.mount(note, before=above))
         older = messages[start:first]
         if older:
