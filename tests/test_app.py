@@ -22,7 +22,7 @@ from conftest import write
 from rich.console import Console
 from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
-from textual.widgets import Collapsible, DataTable, Input, Static
+from textual.widgets import Collapsible, DataTable, Footer, Input, Static
 
 from tui_agent import ApprovalRequest, Session, create_session
 from tui_agent.core.paths import user_config_dir, user_data_dir
@@ -142,7 +142,7 @@ async def test_plain_turn_streams_the_reply_and_the_status_shows_model_and_token
             assert prompt_of(app).text == ""
             assert [plain(m) for m in app.chat.query(UserMessage)] == ["hi model"]
             assert replies(app) == [text]
-            status = plain(app.query_one("#status", Static))
+            status = prompt_of(app).border_subtitle
             assert "openai / fake-model" in status
             assert "15 tokens" in status
             assert server.requests[0]["messages"][-1] == {"role": "user", "content": "hi model"}
@@ -156,7 +156,7 @@ async def test_stub_provider_banner_says_how_to_configure_a_model(project: Path)
         await pilot.pause()
         banner = [text for text in markdown_notes(app) if "stub" in text]
         assert banner and "OPENAI_API_KEY" in banner[0] and "--base-url" in banner[0]
-        assert "stub" in plain(app.query_one("#status", Static))
+        assert "stub" in prompt_of(app).border_subtitle
     session.journal.close()
 
 
@@ -603,6 +603,50 @@ async def test_escape_cancels_a_streaming_turn_and_the_next_turn_works(project: 
         session.journal.close()
 
 
+def footer_keys(app: TuiAgentApp) -> list[str]:
+    return [str(key.render()).strip() for key in app.query_one(Footer).children]
+
+
+async def test_the_footer_shows_cancel_only_while_a_turn_runs(project: Path) -> None:
+    slow = Reply(" ".join(f"word{n}" for n in range(60)), delay=0.05)
+    async with FakeOpenAI([slow, Reply("done")]) as server:
+        session = create_session(project, base_url=server.base_url)
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            idle = footer_keys(app)
+            assert any("Tools" in k for k in idle) and not any("Cancel" in k for k in idle)
+            assert not any("Send" in k for k in idle)  # Enter sends, as in every chat
+            await send(pilot, "talk slowly")
+            await wait_for(pilot, lambda: any("Cancel" in k for k in footer_keys(app)))
+            assert session.busy
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not session.busy)
+            await app.workers.wait_for_complete()
+            await wait_for(pilot, lambda: not any("Cancel" in k for k in footer_keys(app)))
+
+            # idle, Esc and Ctrl+C close the completion menu and leave the draft alone
+            await type_in(pilot, "/re")
+            await pilot.press("tab")
+            await pilot.pause()
+            assert app.query("CompletionMenu.visible")
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not app.query("CompletionMenu.visible")
+            await pilot.press("tab")
+            await pilot.pause()
+            assert app.query("CompletionMenu.visible")
+            await pilot.press("ctrl+c")
+            await pilot.pause()
+            assert not app.query("CompletionMenu.visible")
+            assert prompt_of(app).text == "/re"
+
+            await send(pilot, "again")  # the turn after a cancel works
+            await turn_done(pilot, session, server)
+            assert replies(app)[-1] == "done"
+        session.journal.close()
+
+
 async def test_cancelling_a_running_tool_call_closes_its_block(project: Path) -> None:
     script = [Reply(calls=[Call("execute", {"command": "sleep 5"})]), Reply("after")]
     async with FakeOpenAI(script) as server:
@@ -736,11 +780,13 @@ async def test_tools_panel_lists_tools_and_follows_adds_calls_and_selection(
         session = create_session(project, base_url=server.base_url)
         app = TuiAgentApp(session)
         async with app.run_test(size=SIZE) as pilot:
-            panel = app.query_one("#tools")
-            assert not panel.display
+            assert not app.query("#tools")  # mounted when first shown
             await pilot.press("ctrl+t")
             await pilot.pause()
+            panel = app.query_one("#tools")
             assert panel.display
+            assert panel.region.x > 0 and panel.region.right == SIZE[0]  # on the right
+            assert app.chat.region.right <= panel.region.x  # the chat beside it, not under
             table = tools_table(app)
             assert set(BUNDLED_TOOLS) <= set(row_names(table))
             assert str(table.get_cell("read", "calls")) == "0"
@@ -834,7 +880,7 @@ async def test_tab_completes_a_command_name(project: Path) -> None:
         await pilot.press(*"/he")
         await pilot.press("tab")
         assert prompt_of(app).text == "/help "
-        assert not app.query_one(CompletionMenu).has_class("visible")
+        assert not app.query("CompletionMenu.visible")  # one candidate: no menu
     session.journal.close()
 
 

@@ -91,6 +91,74 @@ def test_the_first_frame_is_drawn_before_plugins_load_and_heavy_imports(project:
     assert [name for name in HEAVY if name in modules] == []
 
 
+DEFERRED = textwrap.dedent(
+    """
+    import asyncio, json, os, sys
+
+    from tui_agent import cli
+    from tui_agent.ui import app as ui_app
+
+    seen = {}
+
+    async def main(app):
+        async with app.run_test(size=(100, 30)) as pilot:
+            for _ in range(200):
+                if app._session is not None and app.session.loaded:
+                    break
+                await pilot.pause(0.02)
+            seen["loaded"] = app.session.loaded
+            seen["tools"] = sorted(app.session.toolbox.tools)
+
+    def run_app(session):
+        make = session.make
+
+        def recording_make():
+            footer = app.query_one("Footer")
+            seen["keys_drawn"] = bool(footer.children) and all(k.region for k in footer.children)
+            seen["prompt_focused"] = app.focused is app.query_one("#prompt")
+            seen["modules"] = sorted(sys.modules)
+            return make()
+
+        session.make = recording_make
+        app = ui_app.TuiAgentApp(session)
+        asyncio.run(main(app))
+        return 0
+
+    ui_app.run_app = run_app  # what `tui-agent` runs, headless
+    sys.stdin.isatty = sys.stdout.isatty = lambda: True
+    os.chdir(sys.argv[1])
+    cli.main([])
+    print(json.dumps(seen))
+    """
+)
+
+
+def test_tui_agent_alone_draws_its_first_frame_before_it_imports_the_core(project: Path) -> None:
+    """``tui-agent`` with no arguments: the session is made after the first frame, so no
+    module of ``tui_agent.core`` is imported before it (and no argument parser is built);
+    then the session is made and loaded (the bundled tools are there)."""
+    done = subprocess.run(
+        [sys.executable, "-c", DEFERRED, str(project)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["keys_drawn"] and seen["prompt_focused"]
+    modules = set(seen["modules"])
+    assert sorted(m for m in modules if m.startswith("tui_agent.core")) == []
+    assert [name for name in HEAVY if name in modules] == []
+    assert seen["loaded"] and {"read", "write", "execute"} <= set(seen["tools"])
+
+
+def test_no_arguments_is_what_the_parser_gives_for_none() -> None:
+    from tui_agent.cli import build_parser, no_arguments
+
+    assert vars(no_arguments()) == vars(build_parser().parse_args([]))
+
+
 async def test_the_footer_is_rebuilt_only_when_its_keys_change(project: Path) -> None:
     app = TuiAgentApp(create_session(project))
     async with app.run_test(size=SIZE) as pilot:
@@ -119,13 +187,13 @@ async def test_the_tools_panel_is_built_when_first_shown_and_lists_every_tool(
     session = create_session(project)
     app = TuiAgentApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        panel = app.query_one(ToolsPanel)
-        assert not panel.built and not app.query("#tools-table")
+        assert not app.query(ToolsPanel) and not app.query("#tools-table")
         session.toolbox.add("early", description="Before the panel exists", handler=lambda a: 1)
-        await pilot.pause()  # the panel hears of it and does nothing yet
+        await pilot.pause()
 
         await pilot.press("ctrl+t")
         await pilot.pause()
+        panel = app.query_one(ToolsPanel)
         assert panel.built and panel.display
         table = app.query_one("#tools-table")
         names = {str(key.value) for key in table.rows}  # type: ignore[attr-defined]
@@ -161,7 +229,14 @@ def journaled_session(project: Path, turns: int) -> str:
 async def test_resume_draws_the_newest_messages_first_and_the_rest_of_the_tail_above_them(
     project: Path, monkeypatch: Any
 ) -> None:
-    from tui_agent.ui.chat import ChatView, HiddenNote, ReplyMarkdown, ToolCallBlock, UserMessage
+    from tui_agent.ui.chat import (
+        ChatView,
+        FoldSpacer,
+        HiddenNote,
+        ReplyMarkdown,
+        ToolCallBlock,
+        UserMessage,
+    )
 
     session_id = journaled_session(project, turns=30)  # 120 messages: the tail of 80 is shown
     session = create_session(project)
@@ -207,7 +282,7 @@ async def test_resume_draws_the_newest_messages_first_and_the_rest_of_the_tail_a
         assert shown == list(chat.query("UserMessage, ReplyMarkdown, ToolCallBlock"))
         assert isinstance(shown[0], UserMessage) and "question 10" in str(shown[0].render())
         assert shown[-1] is chat.query(ReplyMarkdown).last()  # the last message at the bottom
-        children = list(chat.children)
+        children = [c for c in chat.children if not isinstance(c, FoldSpacer)]
         assert children[children.index(notes[0]) + 1] is shown[0]
     session.journal.close()
 

@@ -4,14 +4,14 @@ before or after."""
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
-from .core import trust
-from .core.session import Session, create_session
+if TYPE_CHECKING:  # the core is imported when needed: the app's first frame goes without it
+    from .core.session import Session
 
 
 def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -89,6 +89,7 @@ def report_problems(session: Session, stream: TextIO) -> None:
 
 def cmd_tools(session: Session, args: argparse.Namespace) -> int:
     import asyncio
+    import json
 
     from rich.console import Console
     from rich.table import Table
@@ -150,6 +151,8 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
 def cmd_trust(session: Session, args: argparse.Namespace) -> int:
     """Remember the project folder as trusted or, with ``--revoke``, as not trusted (the app
     then keeps its code off without asking). Runs none of the folder's code."""
+    from .core import trust
+
     folder = session.project
     if args.revoke:
         session.distrust()
@@ -182,25 +185,81 @@ def setup_logging() -> None:
     logger.setLevel(logging.INFO)
 
 
+def new_session(args: argparse.Namespace, *, load: bool) -> Session:
+    """The session the flags ask for (logging set up first, for what loading logs)."""
+    from .core.session import create_session
+
+    setup_logging()
+    return create_session(
+        args.directory or ".",
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        trust=args.trust,
+        yes=args.yes,
+        load=load,
+    )
+
+
+def start_app(args: argparse.Namespace) -> int:
+    """The full-screen app. Without ``--continue``/``--resume`` the session (and the core
+    with it) is made after the first frame; a resume is looked up first, so a wrong id is
+    said here and not in the app."""
+    from .ui.app import DeferredSession, run_app
+
+    folder = Path(args.directory or ".").expanduser().resolve()
+    if not folder.is_dir():
+        print(f"tui-agent: not a folder: {folder}", file=sys.stderr)
+        return 2
+    session: Session | DeferredSession
+    if args.continue_ or args.resume:
+        session = new_session(args, load=False)
+        if not session.resume(args.resume):
+            what = f"session {args.resume}" if args.resume else f"a session for {folder}"
+            print(f"tui-agent: could not find {what}", file=sys.stderr)
+            return 2
+    else:
+        session = DeferredSession(folder, lambda: new_session(args, load=False))
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(
+            "tui-agent: the app needs a terminal; for scripts use "
+            '`tui-agent run "prompt"` (see --help)',
+            file=sys.stderr,
+        )
+        return 2
+    return run_app(session)
+
+
+def no_arguments() -> argparse.Namespace:
+    """What ``build_parser().parse_args([])`` gives (tested equal), without building the
+    parser: that takes ~9 ms, and ``tui-agent`` alone starts the app."""
+    return argparse.Namespace(
+        provider=None,
+        model=None,
+        base_url=None,
+        continue_=False,
+        resume=None,
+        trust=False,
+        yes=False,
+        directory=None,
+        command=None,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:
+        return start_app(no_arguments())
     parser = build_parser()
     args = parser.parse_args(argv)
-    setup_logging()
+    if args.command is None:
+        return start_app(args)
     try:
-        session = create_session(
-            args.directory or ".",
-            provider=args.provider,
-            model=args.model,
-            base_url=args.base_url,
-            trust=args.trust,
-            yes=args.yes,
-            load=args.command in ("tools", "run"),
-        )
+        session = new_session(args, load=args.command in ("tools", "run"))
     except (NotADirectoryError, FileNotFoundError) as exc:
         print(f"tui-agent: {exc}", file=sys.stderr)
         return 2
-    if args.command is not None:
-        report_problems(session, sys.stderr)
+    report_problems(session, sys.stderr)
     if args.command == "run" and session.config_problems:
         # a run must not go on without rules the user wrote (a deny dropped would let it run)
         print("tui-agent: not run: fix the config problem above first", file=sys.stderr)
@@ -210,17 +269,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             what = f"session {args.resume}" if args.resume else f"a session for {session.directory}"
             print(f"tui-agent: could not find {what}", file=sys.stderr)
             return 2
-    if args.command is None:
-        if not (sys.stdin.isatty() and sys.stdout.isatty()):
-            print(
-                "tui-agent: the app needs a terminal; for scripts use "
-                '`tui-agent run "prompt"` (see --help)',
-                file=sys.stderr,
-            )
-            return 2
-        from .ui.app import run_app
-
-        return run_app(session)
     if args.command == "tools":
         return cmd_tools(session, args)
     if args.command == "trust":

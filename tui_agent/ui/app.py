@@ -3,27 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.events import Click, Resize
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widget import Widget
+from textual.widgets import Footer
 
-from ..core import events as ev
-from ..core.approval import ApprovalRequest, Decision
-from ..core.output import Note
-from ..core.providers.stub import HOW_TO
-from ..core.session import Session
 from .chat import ChatView
 from .heap import Heap
 from .palette import SlashCommands
 from .prompt import CompletionMenu, PromptArea
-from .tools_panel import ToolsPanel
+
+if TYPE_CHECKING:  # the core is imported after the first frame (see DeferredSession)
+    from ..core.approval import ApprovalRequest, Decision
+    from ..core.output import Note
+    from ..core.session import Session
 
 
 class AgentEvent(Message):
@@ -53,10 +55,38 @@ class UserLine(Message):
         self.text = text
 
 
-class StatusBar(Static):
+class AppHeader(Widget):
+    """The title bar as one widget (Textual's Header is four): the palette icon at the left
+    (a click opens the command palette) and "title — folder" in the middle."""
+
     DEFAULT_CSS = """
-    StatusBar { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
+    AppHeader { dock: top; width: 100%; height: 1; background: $panel; color: $foreground; }
     """
+
+    ICON = " ⭘"
+    SIDES = (8, 10)  # the icon's and the right-hand margin's widths, as in Textual's Header
+
+    def on_mount(self) -> None:
+        def changed() -> None:
+            self.refresh()
+
+        self.watch(self.app, "title", changed, init=False)
+        self.watch(self.app, "sub_title", changed, init=False)
+
+    def render(self) -> Text:
+        left, right = self.SIDES
+        middle = max(self.size.width - left - right, 0)
+        title = Text(self.app.title, no_wrap=True)
+        if self.app.sub_title:
+            title.append(" — ").append(self.app.sub_title, style="dim")
+        title.truncate(middle, overflow="ellipsis")
+        title.align("center", middle)
+        return Text.assemble(self.ICON.ljust(left), title, " " * right)
+
+    async def on_click(self, event: Click) -> None:
+        if event.x < self.SIDES[0]:
+            event.stop()
+            await self.run_action("app.command_palette")
 
 
 class AppFooter(Footer):
@@ -85,6 +115,15 @@ class AppFooter(Footer):
         await super().recompose()
 
 
+class DeferredSession:
+    """A session the app makes after its first frame: ``make`` is called then (or as soon as
+    anything needs the session), so the first frame waits for no part of the core."""
+
+    def __init__(self, directory: Path, make: Callable[[], Session]) -> None:
+        self.directory = directory
+        self.make = make
+
+
 class MainScreen(Screen[None]):
     """The default screen. The prompt takes the focus as the screen is composed: with the
     default (the first focusable widget, the chat) and then the prompt, the focus moved
@@ -95,18 +134,23 @@ class MainScreen(Screen[None]):
 
 class TuiAgentApp(App[None]):
     TITLE = "tui-agent"
-    CSS_PATH = "app.tcss"
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {SlashCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+t", "toggle_tools", "Tools", id="app.tools"),
-        Binding("escape", "cancel_turn", "Cancel", id="app.cancel"),
-        Binding("ctrl+c", "cancel_turn", "Cancel", show=False, priority=True, id="app.cancel2"),
+        Binding("escape", "cancel_turn", "Cancel", id="app.cancel"),  # shown while working
+        Binding("ctrl+c", "interrupt", "Cancel", show=False, priority=True, id="app.cancel2"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit"),
     ]
 
-    def __init__(self, session: Session, **kwargs: Any) -> None:
+    def __init__(self, session: Session | DeferredSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.session = session
+        self.directory = session.directory
+        if isinstance(session, DeferredSession):
+            self._session: Session | None = None
+            self._deferred: DeferredSession | None = session
+        else:
+            self._session, self._deferred = session, None
+        self._started = False
         self._approval_lock = asyncio.Lock()
         self._batch: TextBatch | None = None
         self._unsubscribe: list[Any] = []
@@ -119,18 +163,21 @@ class TuiAgentApp(App[None]):
         return MainScreen(id="_default")
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
-        with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield ChatView(id="chat")
-                menu = CompletionMenu(id="completions")
-                prompt = PromptArea(self.session.commands, self.session.directory, id="prompt")
-                prompt.menu = menu
-                yield menu
-                yield prompt
-            yield ToolsPanel(self.session.toolbox, id="tools")
-        yield StatusBar(id="status")
+        yield AppHeader()
+        yield ChatView(id="chat")
+        # the prompt's bottom border shows the status (update_status); the Tab-completion
+        # menu is mounted above the prompt when first needed and the tools panel (docked
+        # right) when first shown: the first frame goes without them
+        yield PromptArea(lambda: self.session.commands, self.directory, id="prompt")
         yield AppFooter()
+
+    @property
+    def session(self) -> Session:
+        """The session; a deferred one is made on first use (normally after the first frame)."""
+        if self._session is None:
+            assert self._deferred is not None
+            self._session = self._deferred.make()
+        return self._session
 
     @property
     def chat(self) -> ChatView:
@@ -142,20 +189,33 @@ class TuiAgentApp(App[None]):
         return chats.first() if chats else None
 
     async def on_mount(self) -> None:
-        session = self.session
         self.sub_title = self.folder_label
+        self.query_one(PromptArea).focus()
+        if self._session is not None:  # given made (a resumed one shows its newest messages)
+            await self._start()
+        else:
+            self.update_status()
+        self._load_after_first_frame()
+
+    async def _start(self) -> None:
+        """Connect the session to the app: before the first frame when it was given made,
+        right after it when deferred."""
+        if self._started:
+            return
+        self._started = True
+        session = self.session
         session.themes = sorted(self.available_themes)
         session.approver = self.approve
         self._unsubscribe.append(session.events.listen(self._on_core_event))
-        self._unsubscribe.append(session.output.listen(lambda n: self.post_message(OutputNote(n))))
-        self.query_one(ToolsPanel).display = False
-        self.query_one(PromptArea).focus()
+        self._unsubscribe.append(session.output.listen(self._on_output))
         if session.conversation:  # a resumed one: its newest messages first
             await self.chat.show_transcript(session.conversation)
         self.update_status()
         if session.loaded:
             await self._after_load()
-        self._load_after_first_frame()
+
+    def _on_output(self, note: Note) -> None:
+        self.post_message(OutputNote(note))
 
     def _load_after_first_frame(self, rounds: int = 30) -> None:
         """Once the whole first frame is on screen, set ``first_frame_drawn`` (the chat
@@ -170,13 +230,15 @@ class TuiAgentApp(App[None]):
             self.call_after_refresh(self._load_after_first_frame, rounds - 1)
             return
         self.first_frame_drawn = True
-        if not self.session.loaded:
-            self.call_after_refresh(self._load)
+        self.call_after_refresh(self._load)
 
     async def _load(self) -> None:
-        """Plugins, tool files and config load after the first frame is on screen."""
-        self.session.reload()
-        await self._after_load()
+        """The session is made (if deferred), and plugins, tool files and config load, after
+        the first frame is on screen."""
+        await self._start()
+        if not self.session.loaded:
+            self.session.reload()
+            await self._after_load()
 
     async def _after_load(self) -> None:
         session = self.session
@@ -188,6 +250,8 @@ class TuiAgentApp(App[None]):
             self.ask_trust()
 
     async def _show_load_state(self) -> None:
+        from ..core.providers.stub import HOW_TO
+
         session = self.session
         if session.provider_name == "stub":
             await self.chat.add_note(
@@ -207,7 +271,8 @@ class TuiAgentApp(App[None]):
         self.heap.thaw()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
-        await self.session.close()  # on_close hooks (MCP servers stop with the app)
+        if self._session is not None:
+            await self._session.close()  # on_close hooks (MCP servers stop with the app)
 
     def get_system_commands(self, screen: Screen[Any]) -> Any:
         yield from super().get_system_commands(screen)
@@ -216,7 +281,7 @@ class TuiAgentApp(App[None]):
 
     @property
     def folder_label(self) -> str:
-        return self.label(self.session.directory)
+        return self.label(self.directory)
 
     @staticmethod
     def label(folder: Path) -> str:
@@ -226,22 +291,28 @@ class TuiAgentApp(App[None]):
         except ValueError:
             return str(folder)
 
-    def update_status(self) -> None:
-        session = self.session
+    @property
+    def status(self) -> str:
+        """Provider / model, tokens, permissions, working: under the prompt (the folder is
+        in the header)."""
+        session = self._session
+        if session is None:
+            return "starting…"
         try:
             model = session.provider.model
         except Exception as exc:
             model = f"? ({exc})"
         mode = "yes (allow all asks)" if session.yes else "ask"
-        folder = self.folder_label
         busy = " · working…" if session.busy else ""
-        bars = self.query(StatusBar)  # none while the app is shutting down
-        if not bars:
-            return
-        bars.first().update(
+        return (
             f"{session.provider_name} / {model} · {session.tokens} tokens · "
-            f"permissions: {mode} · {folder}{busy}"
+            f"permissions: {mode}{busy}"
         )
+
+    def update_status(self) -> None:
+        prompts = self.query(PromptArea)  # none while the app is shutting down
+        if prompts:
+            prompts.first().border_subtitle = self.status
 
     # -- trust --------------------------------------------------------------------------------
 
@@ -273,6 +344,7 @@ class TuiAgentApp(App[None]):
 
     async def approve(self, request: ApprovalRequest) -> Decision:
         """The session's approver: one dialog at a time, the rest wait their turn."""
+        from ..core.approval import Decision
         from .approval import ApprovalScreen
 
         async with self._approval_lock:
@@ -307,13 +379,18 @@ class TuiAgentApp(App[None]):
 
     def say(self, text: str, kind: str | None = None) -> None:
         """Queue a note behind the events already on their way, so the chat stays in order."""
+        from ..core.output import Note
+
         self.post_message(OutputNote(Note(text, kind)))
 
     @work(group="commands", exit_on_error=False)
     async def run_command(self, line: str) -> None:
         self.post_message(UserLine(line))
-        await self.session.run_command_line(line)
-        self.update_status()
+        try:
+            await self.session.run_command_line(line)
+        finally:
+            self.update_status()
+            self.refresh_bindings()  # a command may have run a turn: Cancel goes
 
     @work(group="agent", exclusive=True, exit_on_error=False)
     async def run_turn(self, prompt: str) -> None:
@@ -328,14 +405,17 @@ class TuiAgentApp(App[None]):
             self.say(f"error: {exc}", "error")
         finally:
             self.update_status()
+            self.refresh_bindings()  # Cancel leaves the footer
 
     # -- events from the core ----------------------------------------------------------------
 
     def _on_core_event(self, event: Any) -> None:
         """Coalesce text chunks while the UI is busy; any other event closes the batch, so
         everything reaches the chat in the order it happened."""
-        thinking = isinstance(event, ev.ThinkingChunk)
-        if isinstance(event, ev.TextChunk) or thinking:
+        from ..core.events import TextChunk, ThinkingChunk
+
+        thinking = isinstance(event, ThinkingChunk)
+        if isinstance(event, TextChunk) or thinking:
             batch = self._batch
             if batch is None or batch.thinking != thinking:
                 batch = self._batch = TextBatch(thinking)
@@ -358,6 +438,8 @@ class TuiAgentApp(App[None]):
             await chat.add_text(text)
 
     async def on_agent_event(self, message: AgentEvent) -> None:
+        from ..core import events as ev
+
         event = message.event
         chat = self._live_chat()
         if chat is None:
@@ -366,6 +448,8 @@ class TuiAgentApp(App[None]):
             await chat.add_text(event.text)
         elif isinstance(event, ev.ThinkingChunk):
             await chat.add_thinking(event.text)
+        elif isinstance(event, ev.TurnStarted):
+            self.refresh_bindings()  # Cancel comes into the footer
         elif isinstance(event, ev.ToolCallStarted):
             real = self.session.toolbox.resolve(event.name)
             name = event.name if real in (None, event.name) else f"{real} (as {event.name})"
@@ -413,20 +497,46 @@ class TuiAgentApp(App[None]):
     # -- actions ------------------------------------------------------------------------------
 
     async def action_toggle_tools(self) -> None:
-        panel = self.query_one(ToolsPanel)
-        panel.display = not panel.display
+        from .tools_panel import ToolsPanel
+
+        panels = self.query(ToolsPanel)
+        if not panels:  # the first time: made and docked at the right
+            panel = ToolsPanel(self.session.toolbox, id="tools")
+            await self.screen.mount(panel)
+        else:
+            panel = panels.first()
+            panel.display = not panel.display
         if panel.display:
             await panel.show()
 
+    def on_resize(self, event: Resize) -> None:
+        from .tools_panel import ToolsPanel
+
+        for panel in self.query(ToolsPanel):
+            panel.fit(event.size.height)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc cancels (and the footer shows it) only while a turn runs; when idle it is left
+        to the focused widget (the prompt closes its menu with it)."""
+        if action == "cancel_turn":
+            return self._session is not None and self._session.busy
+        return True
+
     def action_cancel_turn(self) -> None:
-        if self.session.cancel():
+        if self._session is not None and self._session.cancel():
             self.notify("Cancelling…")
-        elif isinstance(self.focused, PromptArea) and self.focused.menu is not None:
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: cancel the turn, or close the completion menu."""
+        if self._session is not None and self._session.cancel():
+            self.notify("Cancelling…")
+        elif isinstance(self.focused, PromptArea):
             self.focused.hide_menu()
 
 
-def run_app(session: Session) -> int:
+def run_app(session: Session | DeferredSession) -> int:
     app = TuiAgentApp(session)
     app.run()
-    session.journal.close()
+    if app._session is not None:
+        app._session.journal.close()
     return 0

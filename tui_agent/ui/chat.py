@@ -16,10 +16,9 @@ from textual.events import Resize
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from ..core.conversation import Conversation
-from ..core.result import Result
-
 if TYPE_CHECKING:
+    from ..core.conversation import Conversation
+    from ..core.result import Result
     from .heap import Heap
     from .markdown_widgets import ReplyMarkdown
 
@@ -324,8 +323,10 @@ class ChatView(VerticalScroll):
         self._fold_pending = False
         self._width = 0
 
+    def compose(self) -> ComposeResult:
+        yield self.spacer  # first, so the chat's first mount is one batch
+
     def on_mount(self) -> None:
-        self.mount(self.spacer)
         self.anchor()
 
     # -- folding ---------------------------------------------------------------------------
@@ -493,6 +494,8 @@ class ChatView(VerticalScroll):
         screen of them is mounted at once, for the first frame (from a ``Conversation``,
         without loading the messages a resume put off); the rest follow above them after
         that frame (``_show_older``)."""
+        from ..core.conversation import Conversation
+
         conversation = messages if isinstance(messages, Conversation) else Conversation(messages)
         await self.clear()
         newest = conversation.tail(max(8, self.app.size.height // 3))
@@ -571,6 +574,7 @@ class ChatView(VerticalScroll):
         self, messages: list[dict[str, Any]], results: dict[Any, Any]
     ) -> list[Widget]:
         """The blocks showing journaled ``messages``; tool calls with their ``results``."""
+        from ..core.result import Result
         from .markdown_widgets import ReplyMarkdown
 
         widgets: list[Widget] = []

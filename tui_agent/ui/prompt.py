@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 
-from ..core.commands import Commands, complete
-from ..core.paths import user_data_dir
+if TYPE_CHECKING:
+    from ..core.commands import Commands
 
 HISTORY_SIZE = 500
 
 
 def history_file() -> Path:
+    from ..core.paths import user_data_dir
+
     return user_data_dir() / "prompt-history.json"
 
 
@@ -61,7 +64,7 @@ class CompletionMenu(OptionList):
 class PromptArea(TextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+j", "newline", "Newline", id="prompt.newline"),
-        Binding("enter", "submit", "Send", id="prompt.send", show=True, priority=False),
+        Binding("enter", "submit", "Send", id="prompt.send", show=False, priority=False),
     ]
 
     DEFAULT_CSS = """
@@ -70,6 +73,7 @@ class PromptArea(TextArea):
         min-height: 3;
         max-height: 12;
         border: round $primary;
+        border-subtitle-color: $text-muted;
         padding: 0 1;
     }
     PromptArea:focus { border: round $accent; }
@@ -79,15 +83,24 @@ class PromptArea(TextArea):
     class Submitted(Message):
         text: str
 
-    def __init__(self, commands: Commands, directory: Path, **kwargs: object) -> None:
+    def __init__(self, commands: Callable[[], Commands], directory: Path, **kwargs: object) -> None:
+        """``commands`` gives the registry when a completion needs it (the app makes its
+        session after the first frame)."""
         super().__init__(soft_wrap=True, show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
         self.commands = commands
         self.directory = directory
-        self.prompt_history = load_history()
+        self._history: list[str] | None = None
         self._history_index: int | None = None
         self._draft = ""
         self._completion_start = 0
         self.menu: CompletionMenu | None = None
+
+    @property
+    def prompt_history(self) -> list[str]:
+        """Earlier prompts, oldest first (read from disk on first use)."""
+        if self._history is None:
+            self._history = load_history()
+        return self._history
 
     # -- keys -----------------------------------------------------------------------------
 
@@ -122,7 +135,7 @@ class PromptArea(TextArea):
         if event.key == "tab":
             event.stop()
             event.prevent_default()
-            self.action_complete()
+            await self.action_complete()
             return
         if event.key == "up" and self.cursor_location[0] == 0 and self.prompt_history:
             event.stop()
@@ -177,11 +190,13 @@ class PromptArea(TextArea):
 
     # -- completion -----------------------------------------------------------------------
 
-    def action_complete(self) -> None:
+    async def action_complete(self) -> None:
         row, column = self.cursor_location
         lines = self.text.split("\n")
         line = lines[row][:column]
-        found = complete(line, self.commands, self.directory)
+        from ..core.commands import complete
+
+        found = complete(line, self.commands(), self.directory)
         self._completion_start = found.start
         candidates = found.candidates
         if not candidates:
@@ -193,11 +208,15 @@ class PromptArea(TextArea):
         prefix = os.path.commonprefix(candidates)  # noqa: RUF071 - text, not paths
         if len(prefix) > len(line) - found.start:
             self.apply_completion(prefix, final=False)
-        if self.menu is not None:
-            self.menu.clear_options()
-            self.menu.add_options(candidates)
-            self.menu.highlighted = 0
-            self.menu.add_class("visible")
+        menu = self.menu
+        if menu is None and self.parent is not None:  # the first dropdown: above the prompt
+            menu = self.menu = CompletionMenu(id="completions")
+            await self.parent.mount(menu, before=self)
+        if menu is not None:
+            menu.clear_options()
+            menu.add_options(candidates)
+            menu.highlighted = 0
+            menu.add_class("visible")
 
     def apply_completion(self, candidate: str, final: bool = True) -> None:
         row, column = self.cursor_location

@@ -10,10 +10,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Label, Static
 
-from ..core.toolbox import Toolbox, ToolboxEvent
-
 if TYPE_CHECKING:
     from textual.widgets import DataTable
+
+    from ..core.toolbox import Toolbox, ToolboxEvent
 
 
 class ToolboxChanged(Message):
@@ -37,7 +37,10 @@ class ToolsPanel(Vertical):
     Empty until it is first shown (``show``): the first frame goes without the tables."""
 
     DEFAULT_CSS = """
-    ToolsPanel { width: 60%; min-width: 40; border-left: solid $primary; padding: 0 1; }
+    ToolsPanel {
+        dock: right; width: 60%; min-width: 40; border-left: solid $primary; padding: 0 1;
+        margin: 1 0 0 0;  /* below the header (see fit) */
+    }
     ToolsPanel #tools-table { height: 1fr; }
     ToolsPanel #params { height: 1fr; }
     ToolsPanel #params-table { height: auto; max-height: 12; }
@@ -50,6 +53,17 @@ class ToolsPanel(Vertical):
         self.selected: str | None = None
         self.built = False
         self._unsubscribe = toolbox.listen(lambda event: self.post_message(ToolboxChanged(event)))
+
+    def on_mount(self) -> None:
+        self.fit(self.screen.size.height)
+
+    def fit(self, screen_height: int) -> None:
+        """Docked at the screen's right, the panel would overlap the header and the footer
+        (docks do not make room for each other, and a docked ``1fr`` is the whole height):
+        it starts below the header (its margin) and is as tall as what lies between."""
+        self.styles.height = max(screen_height - self.HEADER - self.FOOTER, 1)
+
+    HEADER = FOOTER = 1  # lines: the app's header and footer
 
     async def show(self) -> None:
         """Build the panel the first time, and bring the table up to date."""
