@@ -15,12 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.pilot import Pilot
 
 from tui_agent import create_session
 from tui_agent.testing import FakeOpenAI, Reply
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.chat import FoldSpacer, ReplyMarkdown, ReplyStream, split_markdown
+from tui_agent.ui.prompt import PromptArea
 
 SIZE = (100, 30)
 
@@ -292,3 +294,89 @@ async def test_thinking_shows_everything_once_it_is_over(tmp_path: Path) -> None
         thinking = app.chat.query_one(Thinking)
         assert thinking.collapsed
         assert str(thinking.body.render()).endswith("step 49. ")
+
+
+# -- keys first --------------------------------------------------------------------------------
+
+
+def shown_reply(app: TuiAgentApp) -> str:
+    return "".join(segment.source for segment in segments(app))
+
+
+def type_key(app: TuiAgentApp, key: str) -> None:
+    """A key into the prompt as the terminal sends it, without waiting for the app to be
+    idle (``pilot.press`` waits, and a streaming app is not idle)."""
+    app.query_one(PromptArea).post_message(events.Key(key, key))
+
+
+async def test_while_the_user_types_the_reply_waits_and_then_catches_up(tmp_path: Path) -> None:
+    """Keys first: while keys come into the prompt the streamed text is not drawn (so a key
+    never waits for a Markdown update and its frame); it keeps arriving, and is drawn when
+    typing pauses. Nothing is lost, and what was typed stays in the prompt."""
+    text = " ".join(f"word{i}" for i in range(400))
+    with FakeOpenAI([Reply(text, chunk_words=1, delay=0.01)]) as server:
+        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            app.run_line("go")
+            await wait_for(pilot, lambda: "word20" in shown_reply(app))
+            type_key(app, "a")
+            await asyncio.sleep(0.15)  # an update under way when the key came may still land
+            held = shown_reply(app)
+            for key in "bcdefghij":  # ~1 s of typing, a key every 0.1 s
+                type_key(app, key)
+                await asyncio.sleep(0.1)
+                assert app.typing() and session.busy
+            assert shown_reply(app) == held  # nothing drawn while typing
+            stream = app.chat._stream
+            assert stream is not None and stream._pending  # the text came in meanwhile
+            await wait_for(pilot, lambda: shown_reply(app) != held)  # typing paused: catch up
+            assert not app.typing()
+            await wait_for(pilot, lambda: not session.busy)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert shown_reply(app) == text
+            assert app.query_one(PromptArea).text == "abcdefghij"
+
+
+async def test_the_end_of_a_reply_is_drawn_even_while_the_user_types(tmp_path: Path) -> None:
+    text = " ".join(f"word{i}" for i in range(60))
+    with FakeOpenAI([Reply(text, chunk_words=1, delay=0.01)]) as server:
+        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            app.run_line("go")
+            await wait_for(pilot, lambda: session.busy)
+            while session.busy:  # typing through the end of the turn
+                type_key(app, "x")
+                await asyncio.sleep(0.05)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert shown_reply(app) == text
+
+
+async def test_a_backlog_is_drawn_in_steps(tmp_path: Path, monkeypatch: Any) -> None:
+    """What piled up while the user typed is drawn ``STEP`` characters an update, so a key
+    pressed during the catch-up waits for one small update, not the whole backlog."""
+    feeds: list[str] = []
+    original = ReplyStream._feed
+
+    async def recording(self: ReplyStream, text: str) -> None:
+        feeds.append(text)
+        await original(self, text)
+
+    monkeypatch.setattr(ReplyStream, "_feed", recording)
+    session = create_session(tmp_path, provider="stub")
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a")  # typing: what follows waits
+        backlog = long_reply(200)
+        assert len(backlog) > 3 * ReplyStream.STEP
+        await app.chat.add_text(backlog)
+        await pilot.pause(0.2)
+        assert feeds == []
+        await wait_for(pilot, lambda: "".join(feeds) == backlog)
+        assert max(len(text) for text in feeds) <= ReplyStream.STEP
+        await app.chat.end_reply()
+        await pilot.pause()
+        assert shown_reply(app) == backlog

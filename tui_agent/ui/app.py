@@ -155,6 +155,8 @@ class TuiAgentApp(App[None]):
         self._batch: TextBatch | None = None
         self._unsubscribe: list[Any] = []
         self.heap = Heap()
+        self._chat = ChatView(id="chat")
+        self._prompt = PromptArea(lambda: self.session.commands, self.directory, id="prompt")
         self.first_frame_drawn = False
 
     # -- layout -----------------------------------------------------------------------------
@@ -164,11 +166,11 @@ class TuiAgentApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
-        yield ChatView(id="chat")
+        yield self._chat
         # the prompt's bottom border shows the status (update_status); the Tab-completion
         # menu is mounted above the prompt when first needed and the tools panel (docked
         # right) when first shown: the first frame goes without them
-        yield PromptArea(lambda: self.session.commands, self.directory, id="prompt")
+        yield self._prompt
         yield AppFooter()
 
     @property
@@ -181,12 +183,17 @@ class TuiAgentApp(App[None]):
 
     @property
     def chat(self) -> ChatView:
-        return self.query_one(ChatView)
+        return self._chat
+
+    def typing(self) -> bool:
+        """The user is typing in the prompt: streamed text waits (chat.user_typing)."""
+        return self._prompt.typing()
 
     def _live_chat(self) -> ChatView | None:
-        """The chat, or None once the app is shutting down (events still arrive then)."""
-        chats = self.query(ChatView)
-        return chats.first() if chats else None
+        """The chat, or None once the app is shutting down (events still arrive then).
+        Kept, not queried: a query walks every widget, and a long chat has thousands (it
+        was a fifth of the UI's time while a reply streamed)."""
+        return self._chat if self._chat.is_attached else None
 
     async def on_mount(self) -> None:
         self.sub_title = self.folder_label
@@ -310,9 +317,8 @@ class TuiAgentApp(App[None]):
         )
 
     def update_status(self) -> None:
-        prompts = self.query(PromptArea)  # none while the app is shutting down
-        if prompts:
-            prompts.first().border_subtitle = self.status
+        if self._prompt.is_attached:  # not while the app is shutting down
+            self._prompt.border_subtitle = self.status
 
     # -- trust --------------------------------------------------------------------------------
 

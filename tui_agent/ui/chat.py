@@ -54,6 +54,14 @@ class Note(Static):
     """
 
 
+def user_typing(widget: Widget) -> bool:
+    """Whether the user is typing in the app's prompt right now (``TuiAgentApp.typing``;
+    never in another app). Streamed text waits then, and catches up when typing pauses:
+    keys first, so they show at once whatever the stream costs to draw."""
+    typing = getattr(widget.app, "typing", None)
+    return bool(typing is not None and typing())
+
+
 class Thinking(Collapsible):
     DEFAULT_CSS = """
     Thinking { margin: 0; padding: 0; border: none; background: transparent; }
@@ -79,12 +87,16 @@ class Thinking(Collapsible):
             self.set_timer(self.INTERVAL, self._show)
 
     def _show(self) -> None:
+        if user_typing(self):  # keys first (user_typing): again a little later
+            self.set_timer(self.INTERVAL, self._show)
+            return
         self._scheduled = False
         self.body.update(escape(self.text))
 
     def finish(self) -> None:
         """Thinking is over: show all of it, folded away."""
-        self._show()
+        self._scheduled = False
+        self.body.update(escape(self.text))
         self.collapsed = True
 
 
@@ -126,6 +138,9 @@ class ReplyStream:
     SEGMENT_BLOCKS = 12
     INTERVAL = 0.1  # at most this often a Markdown update: a token-by-token stream would
     # otherwise re-parse and re-lay-out on every token and starve the keyboard and the frames
+    TYPING_POLL = 0.05  # while the user types (user_typing), look again this often
+    STEP = 2000  # characters at most an update while catching up (after typing, say), so
+    # a key pressed meanwhile waits for a small update, not for the whole backlog
 
     def __init__(self, chat: ChatView, segment: ReplyMarkdown) -> None:
         self.chat = chat
@@ -158,8 +173,13 @@ class ReplyStream:
                 wait = self._last + self.INTERVAL - loop.time()
                 if wait > 0 and not self._stopping:
                     await asyncio.sleep(wait)  # what arrives meanwhile joins this update
+                while not self._stopping and user_typing(self.chat):
+                    await asyncio.sleep(self.TYPING_POLL)  # keys first; the text waits
                 text = "".join(self._pending)
                 self._pending.clear()
+                if len(text) > self.STEP and not self._stopping:
+                    self._pending.append(text[self.STEP :])  # the next update's
+                    text = text[: self.STEP]
                 self._last = loop.time()
                 await self._feed(text)
             if self._stopping:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,7 @@ class PromptArea(TextArea):
         self.commands = commands
         self.directory = directory
         self._history: list[str] | None = None
+        self.typed_at = -1e9  # time.monotonic() of the last key
         self._history_index: int | None = None
         self._draft = ""
         self._completion_start = 0
@@ -104,7 +106,14 @@ class PromptArea(TextArea):
 
     # -- keys -----------------------------------------------------------------------------
 
+    TYPING = 0.5  # seconds after a key during which the user counts as typing
+
+    def typing(self) -> bool:
+        """A key came in the last ``TYPING`` seconds (streamed text waits then)."""
+        return time.monotonic() - self.typed_at < self.TYPING
+
     async def _on_key(self, event: events.Key) -> None:
+        self.typed_at = time.monotonic()
         menu = self.menu
         if menu is not None and menu.has_class("visible"):
             if event.key in ("down", "up"):
