@@ -16,7 +16,7 @@ from typing import Any
 
 from textual.widgets import Footer
 
-from tui_agent import create_session
+from tui_agent import Session, create_session
 from tui_agent.testing import FakeOpenAI, Reply
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.prompt import PromptArea
@@ -465,3 +465,34 @@ async def test_the_app_draws_a_lazily_resumed_conversation_and_loads_the_rest_af
         assert "160 earlier items" in str(app.chat.query_one(HiddenNote).render())
         assert len(session.conversation.messages) == 240
     session.journal.close()
+
+
+async def test_a_deferred_session_needed_before_the_first_frame_is_made_and_connected(
+    project: Path,
+) -> None:
+    """A key can need the session before the app makes it: it is made then, and connected
+    at once (the app approves its calls and hears its events), so the turn shows."""
+    from tui_agent.ui.app import DeferredSession
+
+    with FakeOpenAI([Reply("early answer")]) as server:
+        made: list[Session] = []
+
+        def make() -> Session:
+            made.append(create_session(project, base_url=server.base_url))
+            return made[0]
+
+        app = TuiAgentApp(DeferredSession(project, make))
+        assert not made
+        session = app.session  # needed early
+        assert made == [session] and app.session is session
+        assert session.approver == app.approve
+        async with app.run_test(size=SIZE) as pilot:
+            app.run_line("hello")
+            for _ in range(200):
+                if any("early answer" in r.source for r in app.chat.query("ReplyMarkdown")):
+                    break
+                await pilot.pause(0.02)
+            replies = [r.source for r in app.chat.query("ReplyMarkdown")]
+            assert replies == ["early answer"]
+            assert made == [session]  # made once
+        session.journal.close()

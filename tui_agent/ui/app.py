@@ -145,12 +145,6 @@ class TuiAgentApp(App[None]):
     def __init__(self, session: Session | DeferredSession, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.directory = session.directory
-        if isinstance(session, DeferredSession):
-            self._session: Session | None = None
-            self._deferred: DeferredSession | None = session
-        else:
-            self._session, self._deferred = session, None
-        self._started = False
         self._approval_lock = asyncio.Lock()
         self._batch: TextBatch | None = None
         self._unsubscribe: list[Any] = []
@@ -158,6 +152,12 @@ class TuiAgentApp(App[None]):
         self._chat = ChatView(id="chat")
         self._prompt = PromptArea(lambda: self.session.commands, self.directory, id="prompt")
         self.first_frame_drawn = False
+        self._session: Session | None = None
+        self._deferred: DeferredSession | None = None
+        if isinstance(session, DeferredSession):
+            self._deferred = session
+        else:
+            self._connect(session)
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -175,11 +175,21 @@ class TuiAgentApp(App[None]):
 
     @property
     def session(self) -> Session:
-        """The session; a deferred one is made on first use (normally after the first frame)."""
+        """The session; a deferred one is made (and connected) on first use: right after
+        the first frame, or earlier if a key needs it."""
         if self._session is None:
             assert self._deferred is not None
-            self._session = self._deferred.make()
+            self._connect(self._deferred.make())
+            assert self._session is not None
         return self._session
+
+    def _connect(self, session: Session) -> None:
+        """The app becomes the session's approver and hears its events and output."""
+        self._session = session
+        session.themes = sorted(self.available_themes)
+        session.approver = self.approve
+        self._unsubscribe.append(session.events.listen(self._on_core_event))
+        self._unsubscribe.append(session.output.listen(self._on_output))
 
     @property
     def chat(self) -> ChatView:
@@ -197,29 +207,14 @@ class TuiAgentApp(App[None]):
 
     async def on_mount(self) -> None:
         self.sub_title = self.folder_label
-        self.query_one(PromptArea).focus()
-        if self._session is not None:  # given made (a resumed one shows its newest messages)
-            await self._start()
-        else:
-            self.update_status()
-        self._load_after_first_frame()
-
-    async def _start(self) -> None:
-        """Connect the session to the app: before the first frame when it was given made,
-        right after it when deferred."""
-        if self._started:
-            return
-        self._started = True
-        session = self.session
-        session.themes = sorted(self.available_themes)
-        session.approver = self.approve
-        self._unsubscribe.append(session.events.listen(self._on_core_event))
-        self._unsubscribe.append(session.output.listen(self._on_output))
-        if session.conversation:  # a resumed one: its newest messages first
+        self._prompt.focus()
+        session = self._session  # None when deferred: made after the first frame
+        if session is not None and session.conversation:  # resumed: its newest messages
             await self.chat.show_transcript(session.conversation)
         self.update_status()
-        if session.loaded:
+        if session is not None and session.loaded:
             await self._after_load()
+        self._load_after_first_frame()
 
     def _on_output(self, note: Note) -> None:
         self.post_message(OutputNote(note))
@@ -242,9 +237,10 @@ class TuiAgentApp(App[None]):
     async def _load(self) -> None:
         """The session is made (if deferred), and plugins, tool files and config load, after
         the first frame is on screen."""
-        await self._start()
-        if not self.session.loaded:
-            self.session.reload()
+        session = self.session
+        self.update_status()
+        if not session.loaded:
+            session.reload()
             await self._after_load()
 
     async def _after_load(self) -> None:
