@@ -32,8 +32,8 @@ async def shoot(out: Path, work: Path) -> list[Path]:
     from .ui.app import TuiAgentApp
     from .ui.approval import ApprovalScreen
 
-    project = work / "project"
-    project.mkdir()
+    project = work / "home" / "demo"  # under HOME: shown as ~/demo, the same every run
+    project.mkdir(parents=True)
     (project / ".git").mkdir()
     (project / "README.md").write_text(README)
     (project / "app.py").write_text("def main():\n    print('hello')\n")
