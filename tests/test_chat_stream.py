@@ -328,8 +328,7 @@ async def test_while_the_user_types_the_reply_waits_and_then_catches_up(tmp_path
                 await asyncio.sleep(0.1)
                 assert app.typing() and session.busy
             assert shown_reply(app) == held  # nothing drawn while typing
-            stream = app.chat._stream
-            assert stream is not None and stream._pending  # the text came in meanwhile
+            assert app.chat.backlog() > 0  # the text came in meanwhile
             await wait_for(pilot, lambda: shown_reply(app) != held)  # typing paused: catch up
             assert not app.typing()
             await wait_for(pilot, lambda: not session.busy)
@@ -374,8 +373,9 @@ async def test_a_backlog_is_drawn_in_steps(tmp_path: Path, monkeypatch: Any) -> 
         assert len(backlog) > 3 * ReplyStream.STEP
         await app.chat.add_text(backlog)
         await pilot.pause(0.2)
-        assert feeds == []
+        assert feeds == [] and app.chat.backlog() == len(backlog)
         await wait_for(pilot, lambda: "".join(feeds) == backlog)
+        assert app.chat.backlog() == 0
         assert max(len(text) for text in feeds) <= ReplyStream.STEP
         await app.chat.end_reply()
         await pilot.pause()

@@ -152,6 +152,11 @@ class ReplyStream:
         self._last = 0.0
         self._task = asyncio.create_task(self._run())
 
+    @property
+    def backlog(self) -> int:
+        """Characters written and not drawn yet (while the user types, or between steps)."""
+        return sum(map(len, self._pending))
+
     async def write(self, text: str) -> None:
         if text:
             self._pending.append(text)
@@ -476,6 +481,10 @@ class ChatView(VerticalScroll):
         else:
             stream = self._stream
         await stream.write(text)
+
+    def backlog(self) -> int:
+        """Characters of the streaming reply not drawn yet (see ReplyStream)."""
+        return self._stream.backlog if self._stream is not None else 0
 
     async def end_reply(self) -> None:
         if self._thinking is not None:
