@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the core is imported after the first frame (see DeferredSes
     from ..core.approval import ApprovalRequest, Decision
     from ..core.output import Note
     from ..core.session import Session
+    from .tools_panel import ToolsPanel
 
 
 class AgentEvent(Message):
@@ -152,6 +153,7 @@ class TuiAgentApp(App[None]):
         self._chat = ChatView(id="chat")
         self._prompt = PromptArea(lambda: self.session.commands, self.directory, id="prompt")
         self.first_frame_drawn = False
+        self._tools: ToolsPanel | None = None  # mounted when first shown
         self._session: Session | None = None
         self._deferred: DeferredSession | None = None
         if isinstance(session, DeferredSession):
@@ -501,21 +503,18 @@ class TuiAgentApp(App[None]):
     async def action_toggle_tools(self) -> None:
         from .tools_panel import ToolsPanel
 
-        panels = self.query(ToolsPanel)
-        if not panels:  # the first time: made and docked at the right
-            panel = ToolsPanel(self.session.toolbox, id="tools")
+        panel = self._tools
+        if panel is None:  # the first time: made and docked at the right
+            panel = self._tools = ToolsPanel(self.session.toolbox, id="tools")
             await self.screen.mount(panel)
         else:
-            panel = panels.first()
             panel.display = not panel.display
         if panel.display:
             await panel.show()
 
     def on_resize(self, event: Resize) -> None:
-        from .tools_panel import ToolsPanel
-
-        for panel in self.query(ToolsPanel):
-            panel.fit(event.size.height)
+        if self._tools is not None:
+            self._tools.fit(event.size.height)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Esc cancels (and the footer shows it) only while a turn runs; when idle it is left

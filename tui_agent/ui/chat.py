@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 from itertools import pairwise
@@ -210,6 +209,8 @@ class ReplyStream:
 
 
 def _pretty(value: Any) -> str:
+    import json  # json and the core come after the first frame
+
     try:
         return json.dumps(value, indent=2, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -270,6 +271,8 @@ class ToolCallBlock(Vertical):
         return widgets
 
     def _args_text(self) -> str:
+        import json
+
         text = self.arguments if self.args is None else json.dumps(self.args, ensure_ascii=False)
         return text if len(text) <= 200 else text[:200] + "…"
 
@@ -603,6 +606,8 @@ class ChatView(VerticalScroll):
         self, messages: list[dict[str, Any]], results: dict[Any, Any]
     ) -> list[Widget]:
         """The blocks showing journaled ``messages``; tool calls with their ``results``."""
+        import json
+
         from ..core.result import Result
         from .markdown_widgets import ReplyMarkdown
 

@@ -3,11 +3,9 @@ Tab completion with a dropdown (command names, a command's completions, file nam
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -29,6 +27,8 @@ def history_file() -> Path:
 
 
 def load_history() -> list[str]:
+    import json
+
     try:
         data = json.loads(history_file().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -37,6 +37,8 @@ def load_history() -> list[str]:
 
 
 def save_history(items: list[str]) -> None:
+    import json
+
     path = history_file()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -80,9 +82,10 @@ class PromptArea(TextArea):
     PromptArea:focus { border: round $accent; }
     """
 
-    @dataclass
     class Submitted(Message):
-        text: str
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
 
     def __init__(self, commands: Callable[[], Commands], directory: Path, **kwargs: object) -> None:
         """``commands`` gives the registry when a completion needs it (the app makes its
