@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import random
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,17 +60,22 @@ def segments(app: TuiAgentApp) -> list[ReplyMarkdown]:
     return list(app.chat.query(ReplyMarkdown))
 
 
-async def stream_long_reply(
-    pilot: Pilot[Any], app: TuiAgentApp, server: FakeOpenAI, text: str, **reply: Any
-) -> None:
-    server.script.append(Reply(text, **reply))
-    prompt = app.query_one("#prompt")
-    prompt.text = "write a lot"  # type: ignore[attr-defined]
-    await pilot.press("enter")
-    session = app.session
-    await wait_for(pilot, lambda: not server.script and not session.busy)
-    await app.workers.wait_for_complete()
-    await pilot.pause(0.3)
+@asynccontextmanager
+async def app_after_reply(
+    tmp_path: Path, text: str, chunk_words: int = 40
+) -> AsyncIterator[tuple[Pilot[Any], TuiAgentApp]]:
+    """The app, after ``text`` came as a reply from the fake server (``chunk_words`` words a
+    chunk), was sent as the user sends a prompt, and is drawn."""
+    with FakeOpenAI([Reply(text, chunk_words=chunk_words)]) as server:
+        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            app.query_one(PromptArea).text = "write a lot"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: not server.script and not session.busy)
+            await app.workers.wait_for_complete()
+            await pilot.pause(0.3)
+            yield pilot, app
 
 
 # -- split_markdown ----------------------------------------------------------------------------
@@ -118,18 +124,14 @@ async def test_a_long_reply_is_dealt_into_segments_that_add_up_to_the_reply(
     tmp_path: Path,
 ) -> None:
     text = long_reply(150)
-    with FakeOpenAI() as server:
-        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
-        app = TuiAgentApp(session)
-        async with app.run_test(size=SIZE) as pilot:
-            await stream_long_reply(pilot, app, server, text, chunk_words=20)
-            parts = segments(app)
-            assert "".join(part.source for part in parts) == text
-            assert len(parts) >= 150 // ReplyStream.SEGMENT_BLOCKS
-            for part in parts:
-                blocks = split_markdown(part.source, 1)
-                assert len(blocks) <= ReplyStream.SEGMENT_BLOCKS
-            assert session.conversation.messages[-1]["content"] == text
+    async with app_after_reply(tmp_path, text, chunk_words=20) as (_, app):
+        parts = segments(app)
+        assert "".join(part.source for part in parts) == text
+        assert len(parts) >= 150 // ReplyStream.SEGMENT_BLOCKS
+        for part in parts:
+            blocks = split_markdown(part.source, 1)
+            assert len(blocks) <= ReplyStream.SEGMENT_BLOCKS
+        assert app.session.conversation.messages[-1]["content"] == text
 
 
 async def test_text_that_arrives_at_once_is_dealt_out_too(tmp_path: Path) -> None:
@@ -149,84 +151,68 @@ async def test_text_that_arrives_at_once_is_dealt_out_too(tmp_path: Path) -> Non
 
 async def test_blocks_far_above_are_folded_without_moving_anything(tmp_path: Path) -> None:
     text = long_reply(200)
-    with FakeOpenAI() as server:
-        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
-        app = TuiAgentApp(session)
-        async with app.run_test(size=SIZE) as pilot:
-            await stream_long_reply(pilot, app, server, text, chunk_words=40)
-            chat = app.chat
-            await wait_for(pilot, lambda: chat.folded)
-            spacer = chat.query_one(FoldSpacer)
-            assert spacer.display
-            hidden = [w for w in chat.children if not w.display and w is not spacer]
-            assert len(hidden) == len(chat.folded) >= 3
-            folded_height = chat.virtual_size.height
-            last = segments(app)[-1]
-            last_y = last.virtual_region.y
-            assert chat.scroll_y == chat.max_scroll_y  # still following the bottom
+    async with app_after_reply(tmp_path, text) as (pilot, app):
+        chat = app.chat
+        await wait_for(pilot, lambda: chat.folded)
+        spacer = chat.query_one(FoldSpacer)
+        assert spacer.display
+        hidden = [w for w in chat.children if not w.display and w is not spacer]
+        assert len(hidden) == len(chat.folded) >= 3
+        folded_height = chat.virtual_size.height
+        last = segments(app)[-1]
+        last_y = last.virtual_region.y
+        assert chat.scroll_y == chat.max_scroll_y  # still following the bottom
 
-            chat.unfold()
-            await pilot.pause(0.2)
-            assert not chat.folded and not spacer.display
-            assert all(w.display for w in chat.children if w is not spacer)
-            # the spacer stood in for exactly the folded height: nothing moved
-            assert chat.virtual_size.height == folded_height
-            assert last.virtual_region.y == last_y
+        chat.unfold()
+        await pilot.pause(0.2)
+        assert not chat.folded and not spacer.display
+        assert all(w.display for w in chat.children if w is not spacer)
+        # the spacer stood in for exactly the folded height: nothing moved
+        assert chat.virtual_size.height == folded_height
+        assert last.virtual_region.y == last_y
 
 
 async def test_scrolling_up_unfolds_what_comes_into_view(tmp_path: Path) -> None:
     text = long_reply(200)
-    with FakeOpenAI() as server:
-        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
-        app = TuiAgentApp(session)
-        async with app.run_test(size=SIZE) as pilot:
-            await stream_long_reply(pilot, app, server, text, chunk_words=40)
-            chat = app.chat
-            await wait_for(pilot, lambda: chat.folded)
-            first = segments(app)[0]
-            assert not first.display
-            chat.scroll_home(animate=False)
-            await pilot.pause(0.3)
-            assert first.display and not chat.folded
-            assert first.region.height > 0 and first.region.y < app.size.height  # on screen
-            # back at the bottom, new content folds the top away again
-            chat.scroll_end(animate=False)
-            await pilot.pause(0.2)
-            await app.chat.add_text("\n\n" + long_reply(30, seed=9))
-            await app.chat.end_reply()
-            await wait_for(pilot, lambda: chat.folded)
-            assert not first.display
+    async with app_after_reply(tmp_path, text) as (pilot, app):
+        chat = app.chat
+        await wait_for(pilot, lambda: chat.folded)
+        first = segments(app)[0]
+        assert not first.display
+        chat.scroll_home(animate=False)
+        await pilot.pause(0.3)
+        assert first.display and not chat.folded
+        assert first.region.height > 0 and first.region.y < app.size.height  # on screen
+        # back at the bottom, new content folds the top away again
+        chat.scroll_end(animate=False)
+        await pilot.pause(0.2)
+        await app.chat.add_text("\n\n" + long_reply(30, seed=9))
+        await app.chat.end_reply()
+        await wait_for(pilot, lambda: chat.folded)
+        assert not first.display
 
 
 async def test_a_change_of_width_unfolds_then_folds_at_the_new_heights(tmp_path: Path) -> None:
     text = long_reply(200)
-    with FakeOpenAI() as server:
-        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
-        app = TuiAgentApp(session)
-        async with app.run_test(size=SIZE) as pilot:
-            await stream_long_reply(pilot, app, server, text, chunk_words=40)
-            chat = app.chat
-            await wait_for(pilot, lambda: chat.folded)
-            await pilot.resize_terminal(60, 30)
-            await pilot.pause(0.5)
-            await wait_for(pilot, lambda: chat.folded)
-            folded_height = chat.virtual_size.height
-            chat.unfold()
-            await pilot.pause(0.2)
-            assert chat.virtual_size.height == folded_height
+    async with app_after_reply(tmp_path, text) as (pilot, app):
+        chat = app.chat
+        await wait_for(pilot, lambda: chat.folded)
+        await pilot.resize_terminal(60, 30)
+        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: chat.folded)
+        folded_height = chat.virtual_size.height
+        chat.unfold()
+        await pilot.pause(0.2)
+        assert chat.virtual_size.height == folded_height
 
 
 async def test_finished_segments_are_frozen_and_the_app_thaws_on_exit(tmp_path: Path) -> None:
     gc.unfreeze()
     text = long_reply(120)
-    with FakeOpenAI() as server:
-        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
-        app = TuiAgentApp(session)
-        async with app.run_test(size=SIZE) as pilot:
-            await stream_long_reply(pilot, app, server, text, chunk_words=40)
-            assert gc.get_freeze_count() > 0
-            assert app.heap.baseline > 0  # the turn ended with one full collection
-        assert gc.get_freeze_count() == 0
+    async with app_after_reply(tmp_path, text) as (_, app):
+        assert gc.get_freeze_count() > 0
+        assert app.heap.baseline > 0  # the turn ended with one full collection
+    assert gc.get_freeze_count() == 0
 
 
 async def test_removed_widgets_are_collected_after_the_turn(tmp_path: Path) -> None:
@@ -234,20 +220,16 @@ async def test_removed_widgets_are_collected_after_the_turn(tmp_path: Path) -> N
     import weakref
 
     text = long_reply(60)
-    with FakeOpenAI() as server:
-        session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
-        app = TuiAgentApp(session)
-        async with app.run_test(size=SIZE) as pilot:
-            await stream_long_reply(pilot, app, server, text, chunk_words=40)
-            gone = weakref.ref(segments(app)[0])
-            await app.chat.clear()
-            assert app.heap.removed
-            # the app settles after a refresh (call_after_refresh): until the chat's next
-            # layout, Textual's cache of its last arrangements still holds the old blocks
-            await pilot.pause()
-            app.heap.settle()
-            assert not app.heap.removed
-            assert gone() is None
+    async with app_after_reply(tmp_path, text) as (pilot, app):
+        gone = weakref.ref(segments(app)[0])
+        await app.chat.clear()
+        assert app.heap.removed
+        # the app settles after a refresh (call_after_refresh): until the chat's next
+        # layout, Textual's cache of its last arrangements still holds the old blocks
+        await pilot.pause()
+        app.heap.settle()
+        assert not app.heap.removed
+        assert gone() is None
 
 
 async def test_a_token_by_token_stream_updates_the_markdown_a_few_times_a_second(

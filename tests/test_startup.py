@@ -72,11 +72,10 @@ FIRST_FRAME = textwrap.dedent(
 )
 
 
-def test_the_first_frame_is_drawn_before_plugins_load_and_heavy_imports(project: Path) -> None:
-    """A fresh process, as ``tui-agent`` starts: when loading begins the footer keys are on
-    screen, the prompt has the focus, and none of the heavy libraries is imported yet."""
+def run_fresh(script: str, project: Path) -> dict[str, Any]:
+    """Run ``script`` in a fresh Python on ``project``; what it saw (its last line, JSON)."""
     done = subprocess.run(
-        [sys.executable, "-c", FIRST_FRAME, str(project)],
+        [sys.executable, "-c", script, str(project)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -84,6 +83,13 @@ def test_the_first_frame_is_drawn_before_plugins_load_and_heavy_imports(project:
     )
     assert done.returncode == 0, done.stderr
     seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return seen
+
+
+def test_the_first_frame_is_drawn_before_plugins_load_and_heavy_imports(project: Path) -> None:
+    """A fresh process, as ``tui-agent`` starts: when loading begins the footer keys are on
+    screen, the prompt has the focus, and none of the heavy libraries is imported yet."""
+    seen = run_fresh(FIRST_FRAME, project)
     assert seen["loaded"]
     assert seen["keys_drawn"]
     assert seen["prompt_focused"]
@@ -139,15 +145,7 @@ def test_tui_agent_alone_draws_its_first_frame_before_it_imports_the_core(projec
     """``tui-agent`` with no arguments: the session is made after the first frame, so no
     module of ``tui_agent.core`` is imported before it (and no argument parser is built);
     then the session is made and loaded (the bundled tools are there)."""
-    done = subprocess.run(
-        [sys.executable, "-c", DEFERRED, str(project)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_fresh(DEFERRED, project)
     assert seen["keys_drawn"] and seen["prompt_focused"]
     modules = set(seen["modules"])
     assert sorted(m for m in modules if m.startswith("tui_agent.core")) == []

@@ -50,7 +50,7 @@ class Result(Mapping[str, Any]):
         if extra:
             merged.update(extra)
         merged.pop("ok", None)
-        merged["ok"] = merged.get("error") is None  # is_failure, inlined: one per tool call
+        merged["ok"] = not is_failure(merged)
         self._data = merged
 
     def __getitem__(self, key: str) -> Any:

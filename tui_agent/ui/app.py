@@ -154,6 +154,7 @@ class TuiAgentApp(App[None]):
         self._prompt = PromptArea(lambda: self.session.commands, self.directory, id="prompt")
         self.first_frame_drawn = False
         self._tools: ToolsPanel | None = None  # mounted when first shown
+        self._chunks: dict[type, bool] = {}  # text chunk classes, known once connected
         self._session: Session | None = None
         self._deferred: DeferredSession | None = None
         if isinstance(session, DeferredSession):
@@ -187,9 +188,12 @@ class TuiAgentApp(App[None]):
 
     def _connect(self, session: Session) -> None:
         """The app becomes the session's approver and hears its events and output."""
+        from ..core.events import TextChunk, ThinkingChunk  # the core is imported by now
+
         self._session = session
         session.themes = sorted(self.available_themes)
         session.approver = self.approve
+        self._chunks = {TextChunk: False, ThinkingChunk: True}  # chunk type -> thinking
         self._unsubscribe.append(session.events.listen(self._on_core_event))
         self._unsubscribe.append(session.output.listen(self._on_output))
 
@@ -416,10 +420,8 @@ class TuiAgentApp(App[None]):
     def _on_core_event(self, event: Any) -> None:
         """Coalesce text chunks while the UI is busy; any other event closes the batch, so
         everything reaches the chat in the order it happened."""
-        from ..core.events import TextChunk, ThinkingChunk
-
-        thinking = isinstance(event, ThinkingChunk)
-        if isinstance(event, TextChunk) or thinking:
+        thinking = self._chunks.get(type(event))
+        if thinking is not None:
             batch = self._batch
             if batch is None or batch.thinking != thinking:
                 batch = self._batch = TextBatch(thinking)

@@ -89,13 +89,15 @@ class Thinking(Collapsible):
         if user_typing(self):  # keys first (user_typing): again a little later
             self.set_timer(self.INTERVAL, self._show)
             return
+        self._draw()
+
+    def _draw(self) -> None:
         self._scheduled = False
         self.body.update(escape(self.text))
 
     def finish(self) -> None:
-        """Thinking is over: show all of it, folded away."""
-        self._scheduled = False
-        self.body.update(escape(self.text))
+        """Thinking is over: show all of it (typing or not), folded away."""
+        self._draw()
         self.collapsed = True
 
 
