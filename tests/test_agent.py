@@ -194,7 +194,7 @@ async def test_stream_dying_mid_reply_keeps_what_arrived(project: Path) -> None:
     assert reply == "one two three "
     assert session.conversation.messages[-1] == {"role": "assistant", "content": "one two three "}
     errors = [n.text for n in session.output.history if n.kind == "error"]
-    assert "incomplete" in errors[-1]
+    assert "the reply stopped before the model finished" in errors[-1]
     assert len(server.requests) == 1
 
 
@@ -204,7 +204,7 @@ async def test_malformed_chunk_is_reported(project: Path) -> None:
         reply = await session.turn("hi")
     assert reply == "alpha "
     errors = [n.text for n in session.output.history if n.kind == "error"]
-    assert errors and "incomplete" in errors[-1]
+    assert errors and "the reply stopped before the model finished" in errors[-1]
 
 
 async def test_cancel_mid_stream_keeps_transcript_valid(project: Path) -> None:

@@ -50,13 +50,25 @@ class Printer:
             mark = "✔" if event.result.ok else f"✖ {event.result.error}"
             self.err.write(f"{mark} {event.name} ({event.elapsed:.2f}s)\n")
             self.err.flush()
+        elif isinstance(event, ev.ReplyFinished) and event.finish_reason == "length":
+            self._end_line()
+            self.err.write(f"note: {ev.LENGTH_NOTE}\n")
+            self.err.flush()
+        elif isinstance(event, ev.ReplyFinished) and event.incomplete:
+            self._end_line()
         elif isinstance(event, ev.Retrying):
             self.err.write(
                 f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}\n"
             )
-        elif isinstance(event, ev.TurnFinished) and self._line_open:
+        elif isinstance(event, ev.TurnFinished):
+            self._end_line()
+
+    def _end_line(self) -> None:
+        """Ends the reply's open line on stdout, so what follows on stderr starts on its own."""
+        if self._line_open:
             self.out.write("\n")
             self.out.flush()
+            self._line_open = False
 
 
 def _as_json(event: Any) -> dict[str, Any]:
@@ -68,6 +80,7 @@ def _as_json(event: Any) -> dict[str, Any]:
         ev.ToolCallFinished: "tool_result",
         ev.UsageUpdate: "usage",
         ev.TurnFinished: "done",
+        ev.ReplyFinished: "reply_finished",
         ev.Retrying: "retrying",
     }.get(type(event), type(event).__name__)
     payload: dict[str, Any] = {"type": name}

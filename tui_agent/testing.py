@@ -5,8 +5,11 @@ that off) and answers an invalid one with HTTP 400; ``server.rejected`` lists wh
 It replays a script of replies, one per ``POST /v1/chat/completions``, streaming SSE
 chunks with text, thinking (``reasoning_content``), tool calls whose arguments arrive
 split over several deltas, and usage. Every request body is recorded. Faults: an HTTP
-status (with headers such as ``Retry-After``), a connection dropped after N chunks, a
-delay between chunks, a malformed chunk.
+status (with headers such as ``Retry-After``), a connection closed after N chunks (no
+``finish_reason``, no ``[DONE]``), a delay between chunks, a stream that stalls, a
+malformed chunk, a chosen ``finish_reason`` (``"length"``; ``""`` sends none), no
+``[DONE]``. ``Reply(chunks=[...])`` sends chunks you write yourself (dicts as JSON,
+strings as they are) to try a provider's dialect.
 
     from tui_agent.testing import FakeOpenAI, Reply, Call
 
@@ -22,6 +25,7 @@ started server with an empty script (``server.script.append(Reply(...))``).
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -61,6 +65,10 @@ class Reply:
     delay: float = 0.0
     malformed_after: int | None = None
     chunk_words: int = 1
+    finish: str | None = None  # None: "tool_calls" or "stop"; "": no finish_reason
+    done: bool = True  # end with `data: [DONE]`
+    stall_after: int | None = None  # after N chunks, send nothing (until the client leaves)
+    chunks: list[Any] | None = None  # sent instead of the chunks made from the fields above
 
 
 ROLES = {"system", "developer", "user", "assistant", "tool"}
@@ -162,7 +170,7 @@ class FakeOpenAI:
 
     def start(self) -> FakeOpenAI:
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -231,7 +239,10 @@ class FakeOpenAI:
             )
             for piece in _split(call.raw, call.pieces):
                 yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-        yield chunk({}, "tool_calls" if reply.calls else "stop")
+        finish = reply.finish if reply.finish is not None else ""
+        if reply.finish is None:
+            finish = "tool_calls" if reply.calls else "stop"
+        yield chunk({}, finish or None)
         if reply.usage is not None:
             prompt, completion = reply.usage
             yield {
@@ -274,6 +285,13 @@ class FakeOpenAI:
                 "total_tokens": prompt + completion,
             },
         }
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (a cancelled or timed-out stream) is not worth a traceback."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -350,10 +368,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        chunks = self.fake.chunks(reply, model) if reply.chunks is None else iter(reply.chunks)
         try:
-            for count, chunk in enumerate(self.fake.chunks(reply, model)):
-                if "usage" in chunk and not include_usage:
+            for count, chunk in enumerate(chunks):
+                if reply.chunks is None and "usage" in chunk and not include_usage:
                     continue
+                if reply.stall_after is not None and count >= reply.stall_after:
+                    self._stall()
+                    return
                 if reply.drop_after is not None and count >= reply.drop_after:
                     self.wfile.flush()
                     self.close_connection = True
@@ -361,18 +383,34 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if reply.delay:
                     time.sleep(reply.delay)
-                data = "data: " + json.dumps(chunk)
+                data = "data: " + (chunk if isinstance(chunk, str) else json.dumps(chunk))
                 if reply.malformed_after is not None and count >= reply.malformed_after:
                     data = "data: {this is not json"
                 self._send_chunk(f"{data}\n\n")
                 if reply.malformed_after is not None and count >= reply.malformed_after:
                     break
             else:
-                self._send_chunk("data: [DONE]\n\n")
+                if reply.done:
+                    self._send_chunk("data: [DONE]\n\n")
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.close_connection = True
+
+    def _stall(self) -> None:
+        """Keeps the connection open and silent until the client closes it (or a minute)."""
+        self.wfile.flush()
+        self.connection.settimeout(0.05)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.fake._server is not None:
+            try:
+                if self.connection.recv(1) == b"":
+                    break
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+        self.close_connection = True
 
     def _send_chunk(self, text: str) -> None:
         data = text.encode()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import events as ev
 from .config import SECRET_KEYS
-from .providers.base import Provider, ProviderError, Text, Thinking, ToolCall, Usage
+from .providers.base import Finish, Provider, ProviderError, Text, Thinking, ToolCall, Usage
 from .result import Result
 
 if TYPE_CHECKING:
@@ -31,6 +31,11 @@ DEFAULT_ATTEMPTS = 5
 DEFAULT_BASE_DELAY = 1.0
 MAX_DELAY = 30.0
 CANCELLED = "cancelled by the user"
+INCOMPLETE = "the reply stopped before the model finished"
+CUT_CALL = (
+    'not run: the reply reached the model\'s output limit (finish_reason "length") before '
+    "the arguments of {name} were complete; send less in one call (write a long file in parts)"
+)
 
 
 @dataclass
@@ -39,6 +44,7 @@ class Reply:
     thinking: str = ""
     calls: list[ToolCall] = field(default_factory=list)
     error: str | None = None
+    finish: str | None = None
 
 
 class Agent:
@@ -91,8 +97,9 @@ class Agent:
                 if not reply.calls:
                     session.events.emit(ev.TurnFinished(reply_text, steps=steps))
                     return reply_text
+                cut = reply.finish == "length"
                 for call in reply.calls:
-                    result = await self._run_call(call)
+                    result = await self._run_call(call, cut=cut)
                     session.record(
                         {"role": "tool", "tool_call_id": call.id, "content": result.to_json()}
                     )
@@ -111,7 +118,9 @@ class Agent:
                 {"role": "tool", "tool_call_id": call_id, "content": result.to_json()}
             )
 
-    async def _run_call(self, call: ToolCall) -> Result:
+    async def _run_call(self, call: ToolCall, *, cut: bool = False) -> Result:
+        """``cut``: the reply hit the output limit, so arguments that are not JSON were cut
+        off, not mistyped; the model is told so."""
         session = self.session
         args: Any
         try:
@@ -121,6 +130,8 @@ class Agent:
             args, problem = None, f"invalid JSON arguments for {call.name}: {exc}"
         except RecursionError:
             args, problem = None, f"invalid JSON arguments for {call.name}: nested too deep"
+        if problem is not None and cut:
+            problem = CUT_CALL.format(name=call.name)
         session.events.emit(
             ev.ToolCallStarted(
                 call.id, call.name, call.arguments, args if isinstance(args, dict) else None
@@ -153,6 +164,7 @@ class Agent:
             reply = self._pending = Reply()
             try:
                 await self._stream(provider, reply)
+                self.session.events.emit(ev.ReplyFinished(reply.finish))
                 return reply
             except ProviderError as exc:
                 nothing_arrived = not (reply.text or reply.thinking or reply.calls)
@@ -169,9 +181,10 @@ class Agent:
                     continue
                 if nothing_arrived:
                     reply.error = f"error: {message}"
-                else:
-                    reply.error = f"error: {message} (the reply above is incomplete)"
+                else:  # keep what was shown, marked; never act on it
+                    reply.error = f"error: {INCOMPLETE}: {message}"
                     reply.calls = []
+                    self.session.events.emit(ev.ReplyFinished(None, incomplete=True))
                 if exc.retryable and attempt >= attempts:
                     reply.error += f" (gave up after {attempt} attempts)"
                 return reply
@@ -179,6 +192,8 @@ class Agent:
                 log.warning("provider %s failed", getattr(provider, "name", "?"), exc_info=True)
                 reply.error = self._redact(f"error: provider failed: {type(exc).__name__}: {exc}")
                 reply.calls = []
+                if reply.text or reply.thinking:
+                    self.session.events.emit(ev.ReplyFinished(None, incomplete=True))
                 return reply
 
     def _redact(self, text: str) -> str:
@@ -193,6 +208,7 @@ class Agent:
         session = self.session
         tools = session.offered_tools()
         messages = session.request_messages()
+        before = self.tokens
         async with contextlib.aclosing(provider.stream(messages, tools)) as stream:  # type: ignore[type-var]
             async for event in stream:
                 if isinstance(event, Text):
@@ -203,10 +219,12 @@ class Agent:
                     session.events.emit(ev.ThinkingChunk(event.text))
                 elif isinstance(event, ToolCall):
                     reply.calls.append(event)
-                elif isinstance(event, Usage):
+                elif isinstance(event, Usage):  # the last one of a reply counts, not a sum
                     self.tokens = ev.UsageUpdate(
-                        self.tokens.prompt_tokens + event.prompt_tokens,
-                        self.tokens.completion_tokens + event.completion_tokens,
-                        self.tokens.total_tokens + event.total_tokens,
+                        before.prompt_tokens + event.prompt_tokens,
+                        before.completion_tokens + event.completion_tokens,
+                        before.total_tokens + event.total_tokens,
                     )
                     session.events.emit(self.tokens)
+                elif isinstance(event, Finish):
+                    reply.finish = event.reason

@@ -62,6 +62,20 @@ class TurnFinished:
     steps: int = 0
 
 
+LENGTH_NOTE = "the model hit its output limit (finish_reason: length); the reply may be cut short"
+
+
+@dataclass(frozen=True)
+class ReplyFinished:
+    """One streamed reply ended. ``finish_reason`` is the server's ("stop", "length",
+    "tool_calls"…; None with ``[DONE]`` alone or a provider that does not say);
+    ``incomplete``: the stream stopped before the model finished and the text that arrived
+    was kept (the turn ends with the error)."""
+
+    finish_reason: str | None = None
+    incomplete: bool = False
+
+
 @dataclass(frozen=True)
 class Retrying:
     attempt: int
@@ -94,6 +108,7 @@ Event = (
     | ToolCallFinished
     | UsageUpdate
     | TurnFinished
+    | ReplyFinished
     | Retrying
     | ConversationReset
     | ExitRequested

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .base import Provider, ProviderError, StreamEvent, Text, Thinking, ToolCall, Usage
+from .base import (
+    Finish,
+    Provider,
+    ProviderError,
+    StreamEvent,
+    Text,
+    Thinking,
+    ToolCall,
+    Usage,
+)
 
 
 def _openai(settings: Mapping[str, Any]) -> Provider:
@@ -24,6 +33,7 @@ BUILTIN: dict[str, Callable[[Mapping[str, Any]], Provider]] = {"openai": _openai
 
 __all__ = [
     "BUILTIN",
+    "Finish",
     "Provider",
     "ProviderError",
     "StreamEvent",

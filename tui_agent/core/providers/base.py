@@ -31,7 +31,16 @@ class Usage:
     total_tokens: int = 0
 
 
-StreamEvent = Text | Thinking | ToolCall | Usage
+@dataclass(frozen=True)
+class Finish:
+    """The server said the reply is complete: ``reason`` is its ``finish_reason`` ("stop",
+    "length", "tool_calls"…), or None when it ended the stream with ``[DONE]`` alone.
+    Optional for providers: a stream that simply ends counts as finished."""
+
+    reason: str | None = None
+
+
+StreamEvent = Text | Thinking | ToolCall | Usage | Finish
 
 
 class ProviderError(Exception):
@@ -44,11 +53,13 @@ class ProviderError(Exception):
         retryable: bool = False,
         partial: bool = False,
         retry_after: float | None = None,
+        incomplete: bool = False,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.partial = partial
         self.retry_after = retry_after
+        self.incomplete = incomplete  # the reply stopped before the model finished
 
 
 @runtime_checkable

@@ -5,14 +5,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import email.utils
+import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
-from .base import ProviderError, StreamEvent, Text, Thinking, ToolCall, Usage
+from .base import ProviderError, StreamEvent
+from .chunks import ReplyReader, ShapeError, StreamErrorChunk
 
 DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_IDLE = 120.0  # stream_idle_timeout: seconds without a byte before a stream is broken
 KEY_HELP = "set OPENAI_API_KEY, or api_key in ~/.config/tui-agent/config.toml"
 
 
@@ -40,23 +45,6 @@ def _detail(exc: Any) -> str:
     return str(getattr(exc, "message", "") or exc)
 
 
-_NOT_OBJECTS = (str, bytes, int, float, list, dict)
-
-
-def _text(value: Any, what: str) -> str:
-    """A streamed text field: missing is empty; any other type is a malformed chunk."""
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ValueError(f"{what} should be a string, not {type(value).__name__}")
-    return value
-
-
-def _count(value: Any) -> int:
-    """A token count; usage is informative, so a malformed one counts as 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 class OpenAIProvider:
     name = "openai"
 
@@ -65,6 +53,7 @@ class OpenAIProvider:
         self.base_url = settings.get("base_url") or None
         self._api_key = settings.get("api_key") or None
         self.timeout = float(settings.get("timeout") or 600)
+        self.idle_timeout = float(settings.get("stream_idle_timeout") or DEFAULT_IDLE)
         self._client: Any = None
         self._include_usage = True
 
@@ -84,11 +73,8 @@ class OpenAIProvider:
             )
         return self._client
 
-    def translate(
-        self, exc: BaseException, *, partial: bool = False, streaming: bool = False
-    ) -> ProviderError:
-        """``streaming``: the server answered and the reply was under way (a connection
-        error then means the stream broke, not that the server could not be reached)."""
+    def translate(self, exc: BaseException) -> ProviderError:
+        """An error raised before the reply began, said so the user can act on it."""
         import openai
 
         if isinstance(exc, ProviderError):
@@ -105,135 +91,144 @@ class OpenAIProvider:
         if isinstance(exc, openai.RateLimitError):
             return ProviderError(
                 f"rate limited by {self.where} (HTTP 429): {_detail(exc)}",
-                retryable=not partial,
+                retryable=True,
                 retry_after=_retry_after(exc),
             )
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
-            retryable = status >= 500 and not partial
             return ProviderError(
                 f"the server at {self.where} answered HTTP {status}: {_detail(exc)}",
-                retryable=retryable,
+                retryable=status >= 500,
                 retry_after=_retry_after(exc),
             )
         if isinstance(exc, openai.APITimeoutError):
-            return ProviderError(f"timed out waiting for {self.where}", retryable=not partial)
-        if streaming and isinstance(exc, openai.APIConnectionError | ValueError):
-            what = "was cut off" if partial else "broke before the reply began"
-            if isinstance(exc, ValueError):  # a chunk that is not JSON
-                reason = f"the server sent a malformed chunk ({type(exc).__name__}: {exc})"
-            else:
-                reason = str(exc.__cause__ or exc)
-            return ProviderError(
-                f"the stream from {self.where} {what}: {reason}",
-                retryable=not partial,
-                partial=partial,
-            )
+            return ProviderError(f"timed out waiting for {self.where}", retryable=True)
         if isinstance(exc, openai.APIConnectionError):
             return ProviderError(
-                f"could not reach {self.where}: {exc.__cause__ or exc}", retryable=not partial
-            )
-        if partial:
-            return ProviderError(
-                f"the stream from {self.where} was cut off: {type(exc).__name__}: {exc}",
-                partial=True,
+                f"could not reach {self.where}: {exc.__cause__ or exc}", retryable=True
             )
         return ProviderError(
-            f"the stream from {self.where} failed: {type(exc).__name__}: {exc}", retryable=True
+            f"the request to {self.where} failed: {type(exc).__name__}: {exc}", retryable=True
         )
 
-    async def _create(self, kwargs: dict[str, Any]) -> Any:
+    async def _open(self, stack: contextlib.AsyncExitStack, kwargs: dict[str, Any]) -> Any:
+        """The streaming response, its status checked; its body not read yet."""
         import openai
 
         client = self._get_client()
         try:
-            return await client.chat.completions.create(**kwargs)
+            manager = client.chat.completions.with_streaming_response.create(**kwargs)
+            return await stack.enter_async_context(manager)
         except openai.BadRequestError as exc:
             if "stream_options" in kwargs and "stream_options" in str(exc):
                 self._include_usage = False
                 kwargs.pop("stream_options")
-                return await self._create(kwargs)
+                return await self._open(stack, kwargs)
             raise ProviderError(
                 f"the server rejected the request (HTTP 400): {_detail(exc)}"
             ) from None
         except Exception as exc:
             raise self.translate(exc) from None
 
+    async def _data(self, response: Any) -> AsyncGenerator[str, None]:
+        """The ``data`` of each server-sent event. A read that fails or waits longer than
+        ``stream_idle_timeout`` (any line counts, keep-alive comments included) raises."""
+        lines = response.iter_lines().__aiter__()
+        data: list[str] = []
+        while True:
+            try:
+                async with asyncio.timeout(self.idle_timeout):
+                    line = await lines.__anext__()
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                raise _Broken(
+                    f"timed out: no data from {self.where} for {self.idle_timeout:g} s "
+                    "(stream_idle_timeout)"
+                ) from None
+            except Exception as exc:
+                if type(exc).__name__.endswith("Timeout"):  # httpx's read timeout: `timeout`
+                    raise _Broken(
+                        f"timed out: no data from {self.where} for {self.timeout:g} s (timeout)"
+                    ) from None
+                raise _Broken(
+                    f"the stream from {self.where} broke: {type(exc).__name__}: "
+                    f"{exc.__cause__ or exc}"
+                ) from None
+            if line:
+                field, _, value = line.partition(":")
+                if field == "data":
+                    data.append(value[1:] if value.startswith(" ") else value)
+                elif field == "event" and value.strip() == "error":
+                    data.append("")  # Groq: `event: error` before the error object
+            elif data:
+                yield "\n".join(data).strip()
+                data = []
+        if data:
+            yield "\n".join(data).strip()
+
     async def stream(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> AsyncIterator[StreamEvent]:
+        """A reply counts as finished only when the server says so: a ``finish_reason`` or
+        ``[DONE]`` (which servers write only after the last chunk; a cut connection cannot
+        produce it). Anything else raises: its tool calls are never handed on."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
         if tools:
             kwargs["tools"] = tools
         if self._include_usage:
             kwargs["stream_options"] = {"include_usage": True}
-        response = await self._create(kwargs)
-        calls: dict[int, dict[str, str]] = {}
-        last = 0
-        started = False
-        try:
-            async for chunk in response:
-                if isinstance(chunk, _NOT_OBJECTS) or chunk is None:
-                    raise ValueError(f"a chunk is {type(chunk).__name__}, not an object")
-                usage = getattr(chunk, "usage", None)
-                if usage is not None:
-                    yield Usage(
-                        _count(getattr(usage, "prompt_tokens", None)),
-                        _count(getattr(usage, "completion_tokens", None)),
-                        _count(getattr(usage, "total_tokens", None)),
-                    )
-                choices = getattr(chunk, "choices", None) or []
-                if not isinstance(choices, list):
-                    raise ValueError(f"choices is {type(choices).__name__}, not a list")
-                for choice in choices:
-                    delta = getattr(choice, "delta", None)
-                    if delta is None:
-                        continue
-                    reasoning = getattr(delta, "reasoning_content", None) or getattr(
-                        delta, "reasoning", None
-                    )
-                    if reasoning:
-                        started = True
-                        yield Thinking(str(reasoning))
-                    content = _text(getattr(delta, "content", None), "content")
-                    if content:
-                        started = True
-                        yield Text(content)
-                    for part in getattr(delta, "tool_calls", None) or []:
-                        started = True
-                        if isinstance(part, _NOT_OBJECTS) or part is None:
-                            raise ValueError(f"a tool call is {type(part).__name__}")
-                        call_id = _text(getattr(part, "id", None), "a tool call id")
-                        index = getattr(part, "index", None)
-                        if not isinstance(index, int) or isinstance(index, bool):
-                            # no index (some servers): a new id starts a call, else the last
-                            # call goes on
-                            known = {slot["id"] for slot in calls.values()}
-                            fresh = not calls or (call_id and call_id not in known)
-                            index = max(calls) + 1 if fresh and calls else last
-                        last = index
-                        slot = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-                        if call_id:
-                            slot["id"] = call_id
-                        function = getattr(part, "function", None)
-                        slot["name"] += _text(getattr(function, "name", None), "a tool name")
-                        slot["arguments"] += _text(
-                            getattr(function, "arguments", None), "tool arguments"
-                        )
-        except ProviderError:
-            raise
-        except Exception as exc:
-            raise self.translate(exc, partial=started or bool(calls), streaming=True) from None
-        finally:
-            await response.close()
-        seen: set[str] = set()
-        for index in sorted(calls):
-            slot = calls[index]
-            call_id = slot["id"] or f"call_{index}"
-            while call_id in seen:  # the API wants each call answered by its own id
-                call_id += f"_{index}"
-            seen.add(call_id)
-            yield ToolCall(call_id, slot["name"], slot["arguments"])
+        reader = ReplyReader()
+        async with contextlib.AsyncExitStack() as stack:
+            response = await self._open(stack, kwargs)
+            done = False
+            try:
+                async with contextlib.aclosing(self._data(response)) as events:
+                    async for data in events:
+                        if data == "[DONE]":
+                            done = True
+                            break
+                        if not data:
+                            continue
+                        try:
+                            chunk = json.loads(data)
+                        except (ValueError, RecursionError):
+                            raise _Broken(
+                                f"the server at {self.where} sent a malformed chunk: {data[:80]!r}"
+                            ) from None
+                        for event in reader.feed(chunk):
+                            yield event
+            except _Broken as exc:
+                raise self._cut(str(exc), reader, retryable=True) from None
+            except ShapeError as exc:
+                raise self._cut(
+                    f"the server at {self.where} sent a chunk tui-agent cannot read: {exc}",
+                    reader,
+                    retryable=False,
+                ) from None
+            except StreamErrorChunk as exc:
+                code = exc.code if isinstance(exc.code, int) else 0
+                raise self._cut(
+                    f"the server at {self.where} reported an error: {exc}",
+                    reader,
+                    retryable=code == 429 or code >= 500,
+                ) from None
+            if not done and reader.finish_reason is None:
+                raise self._cut(
+                    f"the stream from {self.where} ended without a finish_reason or [DONE]",
+                    reader,
+                    retryable=True,
+                )
+        for event in reader.end():
+            yield event
+
+    def _cut(self, message: str, reader: ReplyReader, *, retryable: bool) -> ProviderError:
+        """A reply that stopped before the model finished: retried only if nothing of it was
+        shown (a retry would show it twice)."""
+        shown = reader.shown
+        return ProviderError(
+            message, retryable=retryable and not shown, partial=shown, incomplete=True
+        )
 
     async def models(self) -> list[str]:
         try:
@@ -241,6 +236,10 @@ class OpenAIProvider:
         except Exception:
             return []
         return sorted(model.id for model in page.data)
+
+
+class _Broken(Exception):
+    """The stream broke: a failed read, a stall or a chunk that is not JSON."""
 
 
 def factory(settings: Mapping[str, Any]) -> OpenAIProvider:
