@@ -163,9 +163,10 @@ class ReplyReader:
         content = delta.get("content")
         if isinstance(content, list):
             self._parts(content, f"{where}.content", out)
-        elif content:
-            out.extend(self.tags.feed(_text(content, f"{where}.content")))
-        elif content is not None and not isinstance(content, str):
+        elif isinstance(content, str):
+            if content:
+                out.extend(self.tags.feed(content))
+        elif content is not None:
             raise ShapeError(f"{where}.content", f"is {_kind(content)}, not a string or a list")
         calls = delta.get("tool_calls")
         if calls is None:
