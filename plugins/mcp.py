@@ -34,6 +34,14 @@ How the servers live (setups are synchronous, MCP clients are not):
 
 Stdio servers run in the session's folder with the ``mcp`` package's minimal environment
 (PATH, HOME, …) plus ``env``; their stderr goes to ``<log dir>/mcp/NAME.log``.
+
+Both majors of the ``mcp`` package work (1.x from 1.20, and 2.x). The client API we use
+(``ClientSession``, ``stdio_client``, ``initialize``, ``list_tools``, ``call_tool``) is the
+same in both; what changed is the Python names of the protocol's fields (1.x
+``nextCursor``/``inputSchema``/``isError``, 2.x ``next_cursor``/``input_schema``/
+``is_error``) and the HTTP transport (2.x: an ``httpx2`` client, two streams instead of
+three). Results are therefore read as the protocol's JSON (``wire``), which is the same
+for both, and the HTTP client is the one the installed ``mcp`` uses.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import importlib.metadata
 import importlib.util
 import json
 import logging
@@ -197,31 +206,44 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return result if isinstance(result, dict) else {}
 
 
-def _block_text(block: Any) -> str:
-    kind = getattr(block, "type", "")
+def wire(model: Any) -> dict[str, Any]:
+    """A protocol object from the ``mcp`` package (a pydantic model) as the protocol's JSON:
+    camelCase names whichever major made it (see the module docstring)."""
+    if isinstance(model, dict):
+        return model
+    dumped = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped if isinstance(dumped, dict) else {}
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    kind = block.get("type", "")
     if kind == "text":
-        return str(block.text)
+        return str(block.get("text", ""))
     if kind in ("image", "audio"):
-        size = len(getattr(block, "data", "") or "") * 3 // 4
-        return f"[{kind}: {getattr(block, 'mimeType', '?')}, about {size} bytes, not shown]"
+        size = len(block.get("data") or "") * 3 // 4
+        return f"[{kind}: {block.get('mimeType', '?')}, about {size} bytes, not shown]"
     if kind == "resource":
-        resource = block.resource
-        text = getattr(resource, "text", None)
+        resource = block.get("resource") or {}
+        text = resource.get("text")
         if text is not None:
             return str(text)
-        return f"[binary resource {resource.uri} ({getattr(resource, 'mimeType', None) or '?'})]"
+        mime = resource.get("mimeType") or "?"
+        return f"[binary resource {resource.get('uri', '?')} ({mime})]"
     if kind == "resource_link":
-        return f"[resource {block.uri}: {getattr(block, 'name', '')}]"
-    return f"[{kind or type(block).__name__} content, not shown]"
+        return f"[resource {block.get('uri', '?')}: {block.get('name', '')}]"
+    return f"[{kind or 'unknown'} content, not shown]"
 
 
 def convert(result: Any, label: str) -> dict[str, Any]:
-    """A ``CallToolResult`` as a tool result: text blocks joined (long text truncated),
-    ``structuredContent`` kept as ``structured_content`` (saved to a file instead when it
-    is big or the text had to be cut), ``isError`` → ``{"error": …}``."""
-    text = "\n".join(_block_text(block) for block in result.content or [])
+    """A ``CallToolResult`` (a model, or its protocol JSON) as a tool result: text blocks
+    joined (long text truncated), ``structuredContent`` kept as ``structured_content``
+    (saved to a file instead when it is big or the text had to be cut), ``isError`` →
+    ``{"error": …}``."""
+    data = wire(result)
+    blocks = data.get("content") or []
+    text = "\n".join(_block_text(block) for block in blocks if isinstance(block, dict))
     payload = keep_tail(text, f"mcp-{label}")
-    structured = result.structuredContent
+    structured = data.get("structuredContent")
     if structured is not None:
         dumped = json.dumps(structured, ensure_ascii=False, default=str)
         small = len(dumped.encode("utf-8", errors="replace")) <= MAX_BYTES
@@ -229,7 +251,7 @@ def convert(result: Any, label: str) -> dict[str, Any]:
             payload["structured_content"] = structured
         else:
             payload["structured_content_file"] = str(save_output(dumped, f"mcp-{label}", "json"))
-    if result.isError:
+    if data.get("isError"):
         payload["error"] = payload.pop("output") or "the tool reported an error"
     return payload
 
@@ -239,15 +261,15 @@ def describe(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         leaves = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
         exc = (leaves or list(exc.exceptions))[0]
+    if _connection_lost(exc):  # one wording for the error code and the stream errors
+        return "the connection closed"
     error = getattr(exc, "error", None)
-    if error is not None and hasattr(error, "message"):  # McpError
+    if error is not None and hasattr(error, "message"):  # McpError (1.x), MCPError (2.x)
         return str(error.message)
     if isinstance(exc, FileNotFoundError) and exc.filename:
         return f"command not found: {exc.filename}"
     if isinstance(exc, TimeoutError):
         return "timed out"
-    if _connection_lost(exc):
-        return "the connection closed"
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -258,6 +280,21 @@ def _connection_lost(exc: BaseException) -> bool:
         return True
     names = {"ClosedResourceError", "BrokenResourceError", "EndOfStream", "BrokenPipeError"}
     return type(exc).__name__ in names
+
+
+def mcp_major() -> int:
+    """The installed ``mcp`` package's major version (1 when it cannot be told)."""
+    try:
+        return int(importlib.metadata.version("mcp").split(".")[0])
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return 1
+
+
+def http_client(headers: dict[str, str]) -> Any:
+    """The HTTP client for a streamable HTTP server: from the library the installed ``mcp``
+    speaks (2.x: ``httpx2``, 1.x: ``httpx``), with the timeouts the ``mcp`` package uses."""
+    httpx = importlib.import_module("httpx2" if mcp_major() >= 2 else "httpx")
+    return httpx.AsyncClient(headers=headers or None, timeout=httpx.Timeout(30, read=300))
 
 
 # -- one server ---------------------------------------------------------------------------
@@ -368,23 +405,19 @@ class Server:
 
     async def _connect(
         self, stack: contextlib.AsyncExitStack, errlog: Any
-    ) -> tuple[Any, list[Any]]:
+    ) -> tuple[Any, list[dict[str, Any]]]:
         spec = self.spec
         assert spec is not None
         mcp = await asyncio.to_thread(importlib.import_module, "mcp")
         if spec.url:
             http = await asyncio.to_thread(importlib.import_module, "mcp.client.streamable_http")
-            if hasattr(http, "streamable_http_client"):  # newer 1.x; the old name warns
-                httpx = importlib.import_module("httpx")
-                client = await stack.enter_async_context(
-                    httpx.AsyncClient(
-                        headers=spec.headers or None, timeout=httpx.Timeout(30, read=300)
-                    )
-                )
+            if hasattr(http, "streamable_http_client"):  # 2.x and newer 1.x; the old name warns
+                client = await stack.enter_async_context(http_client(spec.headers))
                 transport = http.streamable_http_client(spec.url, http_client=client)
             else:
                 transport = http.streamablehttp_client(spec.url, headers=spec.headers or None)
-            read, write, _ = await stack.enter_async_context(transport)
+            streams = await stack.enter_async_context(transport)  # 1.x adds a third item
+            read, write = streams[0], streams[1]
         else:
             stdio = await asyncio.to_thread(importlib.import_module, "mcp.client.stdio")
             params = mcp.StdioServerParameters(
@@ -396,20 +429,17 @@ class Server:
             read, write = await stack.enter_async_context(stdio.stdio_client(params, errlog=errlog))
         session = await stack.enter_async_context(mcp.ClientSession(read, write))
         async with asyncio.timeout(spec.startup_timeout):
-            init = await session.initialize()
-            info = getattr(init, "serverInfo", None)
-            if info is not None:
-                self.info = f"{info.name} {info.version}".strip()
-            listed = await session.list_tools()
-            tools = list(listed.tools)
-            cursor = listed.nextCursor
-            pages = 1
+            init = wire(await session.initialize())
+            info = init.get("serverInfo") or {}
+            self.info = f"{info.get('name', '')} {info.get('version', '')}".strip()
+            listed = wire(await session.list_tools())
+            tools = list(listed.get("tools") or [])
+            cursor, pages = listed.get("nextCursor"), 1
             while cursor and pages < 100:
-                listed = await session.list_tools(
-                    params=mcp.types.PaginatedRequestParams(cursor=cursor)
-                )
-                tools += listed.tools
-                cursor, pages = listed.nextCursor, pages + 1
+                params = mcp.types.PaginatedRequestParams(cursor=cursor)
+                listed = wire(await session.list_tools(params=params))
+                tools += listed.get("tools") or []
+                cursor, pages = listed.get("nextCursor"), pages + 1
         return session, tools
 
     def _open_errlog(self) -> Any:
@@ -472,7 +502,7 @@ class Server:
         self.session.output.say(message, kind="error")
         log.warning("%s", message)
 
-    def _register(self, tools: list[Any]) -> None:
+    def _register(self, tools: list[dict[str, Any]]) -> None:
         """Add the listed tools to the toolbox (not for a retired generation)."""
         toolbox = self.session.toolbox
         for name in list(self.tools):
@@ -485,7 +515,10 @@ class Server:
         toolbox.source = self.source
         try:
             for tool in tools:
-                name = tool_name(self.name, tool.name)
+                if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                    continue
+                mcp_name: str = tool["name"]
+                name = tool_name(self.name, mcp_name)
                 existing = toolbox.tools.get(name)
                 if existing is not None and existing.source != self.source:
                     self.session.output.say(
@@ -494,23 +527,25 @@ class Server:
                         kind="error",
                     )
                     continue
-                schema = inline_refs(tool.inputSchema or {})
+                schema = tool.get("inputSchema")
+                schema = inline_refs(schema if isinstance(schema, dict) else {})
                 params = schema.get("properties")
                 required = schema.get("required")
+                description = tool.get("description") or tool.get("title")
                 try:
                     toolbox.add(
                         name,
-                        description=tool.description or tool.title or f"{tool.name} ({self.name})",
+                        description=str(description or f"{mcp_name} ({self.name})"),
                         params=params if isinstance(params, dict) else {},
                         required=[r for r in required or [] if isinstance(r, str)],
-                        handler=self._handler(tool.name, name),
+                        handler=self._handler(mcp_name, name),
                     )
                 except (ValueError, TypeError) as exc:
                     self.session.output.say(
-                        f'MCP server "{self.name}": tool {tool.name} skipped: {exc}', kind="error"
+                        f'MCP server "{self.name}": tool {mcp_name} skipped: {exc}', kind="error"
                     )
                     continue
-                self.tools[name] = tool.name
+                self.tools[name] = mcp_name
         finally:
             toolbox.source = previous
 

@@ -107,9 +107,62 @@ def test_tools_json_prints_the_definitions(cli_project: Path, trust: bool) -> No
 
     assert done.returncode == 0, done.stderr
     printed = json.loads(done.stdout)
-    assert printed == create_session(cli_project, trust=trust).toolbox.definitions()
+    assert printed == create_session(cli_project, trust=trust).offered_tools()
     assert "greet" in names(printed)
     assert ("wc" in names(printed)) is trust
+
+
+DENYING = """\
+[permission]
+"*" = "allow"
+write = "deny"
+execute = { "*" = "deny" }
+edit = { "*" = "allow", "secret/*" = "deny" }
+"""
+
+
+def test_tools_json_prints_what_the_model_is_offered(
+    cli_project: Path, user_config_dir: Path
+) -> None:
+    """Tools denied for every call are never offered, so ``tools --json`` leaves them out;
+    a tool denied for some paths only is offered."""
+    write(user_config_dir / "config.toml", DENYING)
+
+    done = run_cli("tools", "--json", cwd=cli_project)
+
+    assert done.returncode == 0, done.stderr
+    printed = names(json.loads(done.stdout))
+    assert "write" not in printed and "execute" not in printed
+    assert {"edit", "read", "greet"} <= set(printed)
+    session = create_session(cli_project)
+    assert json.loads(done.stdout) == session.offered_tools()
+    assert len(printed) == len(session.toolbox.tools) - 2
+
+
+def test_the_tools_table_marks_denied_tools(cli_project: Path, user_config_dir: Path) -> None:
+    write(user_config_dir / "config.toml", DENYING)
+
+    done = run_cli("tools", cwd=cli_project)
+
+    assert done.returncode == 0, done.stderr
+    rows = {
+        line.split("│")[1].strip(): line
+        for line in done.stdout.splitlines()
+        if line.startswith("│") and line.split("│")[1].strip()
+    }
+    assert "┃ Model   ┃" in done.stdout.splitlines()[2]
+    for name in ["write", "execute"]:
+        assert "│ denied " in rows[name], rows[name]
+    for name in ["edit", "read", "greet"]:
+        assert "│ offered " in rows[name], rows[name]
+
+    one = run_cli("tools", "write", cwd=cli_project)
+    assert one.returncode == 0, one.stderr
+    assert "write is denied for every call" in one.stderr
+    assert "not offered" in one.stderr
+    assert "Write a file" in one.stdout
+    shown = run_cli("tools", "read", cwd=cli_project)
+    assert shown.returncode == 0 and "denied" not in shown.stderr
 
 
 @pytest.mark.parametrize("name", ["wc", "count"])

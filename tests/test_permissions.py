@@ -7,6 +7,7 @@ a denied ``rm x`` must leave the real file ``x`` in place.
 
 from __future__ import annotations
 
+import json
 import textwrap
 import tomllib
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from conftest import write
 
-from tui_agent import ApprovalRequest, Decision, Session, create_session
+from tui_agent import ApprovalRequest, Decision, Session, Toolbox, create_session
 from tui_agent.core.paths import user_config_dir
 from tui_agent.core.permissions import (
     Rules,
@@ -27,6 +28,7 @@ from tui_agent.core.permissions import (
     subjects_for,
 )
 from tui_agent.core.shell import split_commands
+from tui_agent.testing import Call, FakeOpenAI, Reply
 
 pytestmark = pytest.mark.real_permissions
 
@@ -855,6 +857,35 @@ async def test_tools_denied_for_everything_are_not_offered(project: Path) -> Non
 async def test_a_top_level_deny_hides_everything_but_what_is_allowed(project: Path) -> None:
     session = session_with(project, '[permission]\n"*" = "deny"\nread = "allow"\n')
     assert offered(session) == {"read"}
+
+
+async def test_an_unknown_tool_from_the_model_names_only_offered_tools(project: Path) -> None:
+    """The model is told what it may call: "Available:" leaves out the tools it is not
+    offered (SPEC §6). A toolbox on its own still names every tool (SPEC §2)."""
+    user_config('[permission]\n"*" = "allow"\nwrite = "deny"\nedit = { "*" = "deny" }\n')
+    replies = [Reply(calls=[Call("nope", {})]), Reply("ok")]
+    async with FakeOpenAI(replies) as server:
+        session = create_session(project, base_url=server.base_url, model="m")
+        assert await session.turn("go") == "ok"
+    [result] = [
+        json.loads(m["content"]) for m in server.requests[1]["messages"] if m["role"] == "tool"
+    ]
+    offered_names = sorted(d["function"]["name"] for d in server.requests[0]["tools"])
+    assert "write" not in offered_names and "read" in offered_names
+    assert result == {
+        "error": f'unknown tool: "nope". Available: {", ".join(offered_names)}',
+        "ok": False,
+    }
+    # a denied tool called by name is still refused by the hook, not "unknown"
+    assert (await call(session, "write", {"path": "w", "content": ""}))["error"] == (
+        "Permission denied: write"
+    )
+    alone = Toolbox()
+    for name in session.toolbox.tools:
+        alone.add(name, handler=lambda args: {})
+    everything = ", ".join(sorted(session.toolbox.tools))
+    assert (await alone.run("nope")).error == f'unknown tool: "nope". Available: {everything}'
+    assert "edit, " in everything and "write" in everything
 
 
 # -- paths outside the worktree ----------------------------------------------------------------

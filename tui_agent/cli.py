@@ -11,7 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:  # the core is imported when needed: the app's first frame goes without it
+    from .core.output import Note
     from .core.session import Session
+
+DENIED = "{name} is denied for every call ([permission] in the config): the model is not offered it"
 
 
 def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -74,10 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def report_problems(session: Session, stream: TextIO) -> None:
-    """Load problems and skipped project code, on stderr for headless commands."""
+    """Load problems, errors plugins said while loading (an MCP server with a bad config)
+    and skipped project code, on stderr for headless commands. Nobody listened to
+    ``session.output`` while the session loaded: its history holds what was said."""
     for problem in session.problems:
         kind = "config" if problem in session.config_problems else "plugin"
         print(f"tui-agent: {kind} problem: {problem}", file=stream)
+    for note in session.output.history:
+        if note.kind == "error":
+            print(f"tui-agent: {note.text}", file=stream)
     if session.skipped:
         files = ", ".join(str(p.relative_to(session.project)) for p in session.skipped)
         print(
@@ -94,11 +102,16 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    def said(note: Note) -> None:  # an MCP server that failed to start, and the like
+        print(f"tui-agent: {note.text}", file=sys.stderr, flush=True)
+
     async def prepare() -> None:  # on_turn work first (MCP servers list their tools)
+        unsubscribe = session.output.listen(said)
         try:
             await session.ready()
         finally:
             await session.close()
+            unsubscribe()
 
     asyncio.run(prepare())
 
@@ -106,7 +119,7 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
 
     toolbox = session.toolbox
     if args.json and not args.name:
-        print(json.dumps(toolbox.definitions(), indent=2))
+        print(json.dumps(session.offered_tools(), indent=2))  # what the model is offered
         return 0
     console = Console(soft_wrap=False)
     if args.name:
@@ -115,6 +128,8 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
             print(f'tui-agent: unknown tool "{args.name}". Available: {available}', file=sys.stderr)
             return 2
         tool = toolbox.tool_for(args.name)
+        if session.hidden(tool.name):
+            print(f"tui-agent: {DENIED.format(name=tool.name)}", file=sys.stderr)
         if args.json:
             print(json.dumps(tool.definition(), indent=2))
             return 0
@@ -134,7 +149,7 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
             )
         console.print(table if tool.params else "No parameters.")
         return 0
-    table = Table("Name", "Aliases", "Source", "Hooks", "Description", title="Tools")
+    table = Table("Name", "Aliases", "Source", "Hooks", "Model", "Description", title="Tools")
     for name in sorted(toolbox.tools):
         tool = toolbox.tools[name]
         table.add_row(
@@ -142,6 +157,7 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
             ", ".join(tool.aliases),
             tool.source,
             hooks_label(toolbox, name),
+            "denied" if session.hidden(name) else "offered",
             first_line(tool.description),
         )
     console.print(table)

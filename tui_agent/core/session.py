@@ -64,7 +64,7 @@ class Session:
             if v
         }
         self.trust_flag = trust
-        self.toolbox = Toolbox(context_factory=self.tool_context)
+        self.toolbox = Toolbox(context_factory=self.tool_context, hidden=self.hidden)
         self.commands = Commands()
         self.output = Output()
         self.conversation = Conversation()
@@ -251,10 +251,14 @@ class Session:
     def request_messages(self) -> list[dict[str, Any]]:
         return [{"role": "system", "content": self.system_prompt()}, *self.conversation.messages]
 
+    def hidden(self, name: str) -> bool:
+        """A tool filter hides this tool (denied for every call): it is not offered to the
+        model, and the model's unknown-tool errors do not name it."""
+        return any(f(name) for f in list(self.tool_filters))
+
     def offered_tools(self) -> list[dict[str, Any]]:
         """Definitions sent to the model, minus tools a filter hides (denied outright)."""
-        filters = list(self.tool_filters)
-        return self.toolbox.definitions(exclude=lambda name: any(f(name) for f in filters))
+        return self.toolbox.definitions(exclude=self.hidden)
 
     async def turn(self, prompt: str) -> str:
         """Run one user turn to the final reply. ``cancel()`` stops it, transcript intact."""

@@ -118,12 +118,21 @@ class CallStats:
 class Toolbox:
     """Tools, aliases and hooks. Usable on its own: ``tui_agent.Toolbox()``."""
 
-    def __init__(self, *, context_factory: Callable[[], ToolContext] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        context_factory: Callable[[], ToolContext] | None = None,
+        hidden: Callable[[str], bool] | None = None,
+    ) -> None:
+        """``hidden(name)`` says a tool is never offered (a session's tools denied for
+        every call): an unknown name's "Available:" list leaves it out, so the model is
+        not told of tools it cannot use. A toolbox on its own lists every tool."""
         self.tools: dict[str, Tool] = {}
         self.aliases: dict[str, str] = {}
         self.hooks: dict[str, dict[str, list[Hook]]] = {"before": {}, "after": {}}
         self.stats: dict[str, CallStats] = {}
         self.context_factory = context_factory
+        self.hidden = hidden
         self.source = "api"
         self._listeners: list[Listener] = []
 
@@ -330,7 +339,8 @@ class Toolbox:
         """Run one call: aliases, validation, hooks, handler. Tool failures never raise."""
         real = self.resolve(name)
         if real is None:
-            available = ", ".join(sorted(self.tools))
+            hidden = self.hidden
+            available = ", ".join(sorted(n for n in self.tools if hidden is None or not hidden(n)))
             return Result({"error": f'unknown tool: "{name}". Available: {available}'})
         tool = self.tools[real]
         call_args: Any = {} if args is None else (dict(args) if isinstance(args, Mapping) else args)
