@@ -38,9 +38,9 @@ def run(lines: list[str], home: Path) -> tuple[int, list[dict[str, Any]], str]:
         env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"))
         env.update(XDG_DATA_HOME=str(home / "data"), XDG_STATE_HOME=str(home / "state"))
         env.update(XDG_CACHE_HOME=str(home / "cache"))
+        argv = ["run", "--json", "--yes", "--model", "replay", "--base-url", server.base_url]
         done = subprocess.run(
-            [sys.executable, "-m", "tui_agent", "run", "--json", "--yes"]
-            + ["--base-url", server.base_url, "--model", "replay", "hi"],
+            [sys.executable, "-m", "tui_agent", *argv, "hi"],
             cwd=home,
             env=env,
             capture_output=True,
