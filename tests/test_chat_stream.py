@@ -236,15 +236,22 @@ async def test_a_token_by_token_stream_updates_the_markdown_a_few_times_a_second
     tmp_path: Path, monkeypatch: Any
 ) -> None:
     """Each Markdown update re-parses and re-lays-out; one per token would starve the
-    keyboard. Tokens written within ``INTERVAL`` of an update join the next one."""
-    appends: list[str] = []
-    original = ReplyMarkdown.append
+    keyboard. Tokens written within ``INTERVAL`` of an update join the next one. An update
+    is an append to the live segment, or a new segment made with its text (never empty:
+    see ``ReplyStream``)."""
+    updates: list[str] = []  # the text each update brought
+    make, append = ReplyMarkdown.__init__, ReplyMarkdown.append
 
-    def counting(self: ReplyMarkdown, markdown: str) -> Any:
-        appends.append(markdown)
-        return original(self, markdown)
+    def made(self: ReplyMarkdown, markdown: str | None = None, **kwargs: Any) -> None:
+        updates.append(markdown or "")
+        make(self, markdown, **kwargs)
 
-    monkeypatch.setattr(ReplyMarkdown, "append", counting)
+    def appended(self: ReplyMarkdown, markdown: str) -> Any:
+        updates.append(markdown)
+        return append(self, markdown)
+
+    monkeypatch.setattr(ReplyMarkdown, "__init__", made)
+    monkeypatch.setattr(ReplyMarkdown, "append", appended)
     session = create_session(tmp_path, provider="stub")
     app = TuiAgentApp(session)
     async with app.run_test(size=SIZE) as pilot:
@@ -257,9 +264,10 @@ async def test_a_token_by_token_stream_updates_the_markdown_a_few_times_a_second
         elapsed = loop.time() - started
         await app.chat.end_reply()
         await pilot.pause()
-        assert "".join(appends) == "".join(words)
-        assert len(appends) <= elapsed / ReplyStream.INTERVAL + 2
-        assert len(appends) < len(words) / 5
+        assert "".join(updates) == "".join(words)
+        assert all(updates)
+        assert len(updates) <= elapsed / ReplyStream.INTERVAL + 2
+        assert len(updates) < len(words) / 5
 
 
 async def test_thinking_shows_everything_once_it_is_over(tmp_path: Path) -> None:

@@ -134,7 +134,17 @@ class ReplyStream:
     segment is appended to it, the rest goes to new segments. So an append re-lays-out one
     segment of bounded size, however long the reply or however much text arrived at once,
     and finished segments can be folded away by the chat (``ChatView.fold``): the cost of a
-    token does not grow with the length of the reply."""
+    token does not grow with the length of the reply.
+
+    A segment is mounted with its text, never empty (issue 13). An empty Markdown has no
+    height, so Textual's compositor never counts it visible, and a refresh of it marks the
+    screen's map stale; the next look-up of any widget's region rebuilds that map from the
+    DOM as it is then, marking nothing that moved for repaint. An empty segment held back
+    by keys first got that refresh; its first paragraph's mount made the look-up after the
+    paragraph had grown the reply, so the next layout found nothing moved and repainted
+    only the paragraph: the prompt's block moved up on the map, not on the terminal. A
+    segment made with its text joins the layout with its blocks (Textual lays out a widget
+    once its mount handler is done), and mounting it into the chat repaints the chat."""
 
     SEGMENT_BLOCKS = 12
     INTERVAL = 0.1  # at most this often a Markdown update: a token-by-token stream would
@@ -143,9 +153,9 @@ class ReplyStream:
     STEP = 2000  # characters at most an update while catching up (after typing, say), so
     # a key pressed meanwhile waits for a small update, not for the whole backlog
 
-    def __init__(self, chat: ChatView, segment: ReplyMarkdown) -> None:
+    def __init__(self, chat: ChatView) -> None:
         self.chat = chat
-        self.segment = segment
+        self.segment: ReplyMarkdown | None = None  # the live one, from the first text drawn
         self.text = ""  # what the live segment holds
         self._pending: list[str] = []
         self._wake = asyncio.Event()
@@ -196,17 +206,19 @@ class ReplyStream:
 
         pieces = split_markdown(self.text + text, self.SEGMENT_BLOCKS, keep=len(self.text))
         first = pieces[0]
-        if len(first) > len(self.text):
+        if self.segment is None:  # the reply's first text: its first segment, with the text
+            self.segment = ReplyMarkdown(first)
+            await self.chat.mount(self.segment)
+        elif len(first) > len(self.text):
             await self.segment.append(first[len(self.text) :])
         self.text = first
         heap = self.chat.heap()
         for piece in pieces[1:]:
             if heap is not None:
                 heap.freeze()  # finished segments are long-lived (see heap.py)
-            segment = ReplyMarkdown()
+            segment = ReplyMarkdown(piece)
             await self.chat.mount(segment, after=self.segment)
             self.segment, self.text = segment, piece
-            await segment.append(piece)
             self.chat.fold_later()
 
 
@@ -477,14 +489,9 @@ class ChatView(VerticalScroll):
         if self._thinking is not None:
             self._thinking.finish()
             self._thinking = None
-        if self._stream is None:
-            from .markdown_widgets import ReplyMarkdown
-
-            reply = ReplyMarkdown()
-            await self.mount(reply)
-            stream = self._stream = ReplyStream(self, reply)
-        else:
-            stream = self._stream
+        stream = self._stream
+        if stream is None:  # its first segment is mounted when text is drawn (ReplyStream)
+            stream = self._stream = ReplyStream(self)
         await stream.write(text)
 
     def backlog(self) -> int:
