@@ -383,9 +383,36 @@ async def test_stream_dropped_mid_text_keeps_the_partial_reply(
         note = await error_shown(pilot, "broke", "the reply stopped before the model finished")
         assert "could not reach" not in note
         assert replies(app) == ["one two three "]
+        (reply,) = app.chat.query(ReplyMarkdown)
+        assert reply.has_class("incomplete")  # its end is marked, the error right below it
+        blocks = list(app.chat.children)
+        assert isinstance(blocks[blocks.index(reply) + 1], Note)
         assert len(server.requests) == 1  # something arrived: no retry that would repeat it
         request = await still_works(pilot, app, session, server, ["first question"])
         assert {"role": "assistant", "content": "one two three "} in request["messages"]
+
+
+async def test_closed_without_finish_is_marked_and_length_is_said(
+    project: Path, server: GatedOpenAI
+) -> None:
+    from tui_agent.core.events import LENGTH_NOTE
+
+    server.script += [Reply("half an answer", finish="", done=False)]
+    session = open_session(project, server)
+    async with running(session) as (app, pilot):
+        await ask_and_type(pilot, server, "first question")
+        await error_shown(pilot, "without a finish_reason or [DONE]")
+        assert [r.has_class("incomplete") for r in app.chat.query(ReplyMarkdown)] == [True]
+        server.script.append(Reply("a long answer", finish="length"))
+        await send(pilot, "second [DONE] [Bold] \\[x]")  # shown as typed, not as markup
+        await wait_for(pilot, lambda: LENGTH_NOTE in all_notes(app))
+        assert user_lines(app) == ["first question", "second [DONE] [Bold] \\[x]"]
+        await turn_over(pilot, session)
+        assert replies(app) == ["half an answer", "a long answer"]
+        assert [r.has_class("incomplete") for r in app.chat.query(ReplyMarkdown)] == [True, False]
+        (limit,) = [n for n in app.chat.query(Note) if plain(n) == LENGTH_NOTE]
+        assert limit.has_class("warning")
+        assert len(error_notes(app)) == 1  # the limit is said, not an error
 
 
 async def test_stream_dropped_mid_tool_call_runs_no_tool(

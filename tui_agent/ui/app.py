@@ -155,6 +155,7 @@ class TuiAgentApp(App[None]):
         self.first_frame_drawn = False
         self._tools: ToolsPanel | None = None  # mounted when first shown
         self._chunks: dict[type, bool] = {}  # text chunk classes, known once connected
+        self._unheard: list[Note] = []  # notes said before the app listened (shown on load)
         self._session: Session | None = None
         self._deferred: DeferredSession | None = None
         if isinstance(session, DeferredSession):
@@ -195,6 +196,7 @@ class TuiAgentApp(App[None]):
         session.approver = self.approve
         self._chunks = {TextChunk: False, ThinkingChunk: True}  # chunk type -> thinking
         self._unsubscribe.append(session.events.listen(self._on_core_event))
+        self._unheard = list(session.output.history)  # the rest arrives as OutputNote
         self._unsubscribe.append(session.output.listen(self._on_output))
 
     @property
@@ -251,7 +253,8 @@ class TuiAgentApp(App[None]):
 
     async def _after_load(self) -> None:
         session = self.session
-        for note in list(session.output.history):
+        unheard, self._unheard = self._unheard, []
+        for note in unheard:
             await self.chat.add_note(note.text, note.kind)
         await self._show_load_state()
         self.update_status()
@@ -468,6 +471,11 @@ class TuiAgentApp(App[None]):
             await chat.add_note(
                 f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}"
             )
+        elif isinstance(event, ev.ReplyFinished):
+            if event.incomplete:
+                await chat.end_reply(incomplete=True)
+            elif event.finish_reason == "length":
+                await chat.add_note(ev.LENGTH_NOTE, kind="warning")
         elif isinstance(event, ev.TurnFinished):
             await chat.end_reply()
             self.update_status()

@@ -77,7 +77,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         r = self.request
         alias = f" (called as {r.called_as})" if r.called_as and r.called_as != r.tool else ""
         with Vertical():
-            yield Label(f"Allow {r.tool}{alias}?", id="approval-title")
+            yield Label(f"Allow {r.tool}{alias}?", id="approval-title", markup=False)
             with VerticalScroll(id="approval-preview"):
                 yield Static(preview(r))
             yield Static(Text(f"subject: {r.subject}", style="dim"), classes="meta")
@@ -177,7 +177,8 @@ class TrustScreen(ModalScreen[bool]):
             yield Static(
                 f"{self.folder} has its own code, which runs with your permissions:\n"
                 f"{shown}{more}\n\nTrust it only if you know where this code comes from. "
-                "The answer is remembered for this folder."
+                "The answer is remembered for this folder.",
+                markup=False,  # file names with [brackets] show as they are
             )
             with Horizontal():
                 yield Button("Trust [y]", id="yes", variant="warning")

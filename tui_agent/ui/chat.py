@@ -8,9 +8,9 @@ import time
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
 from textual.events import Resize
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
@@ -50,6 +50,7 @@ class Note(Static):
     DEFAULT_CSS = """
     Note { margin: 0 0 0 1; color: $text-muted; }
     Note.error { color: $error; }
+    Note.warning { color: $warning; }
     """
 
 
@@ -71,7 +72,7 @@ class Thinking(Collapsible):
 
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.body = Static("")
+        self.body = Static("", markup=False)
         self._scheduled = False
         super().__init__(self.body, title="Thinking", collapsed=False)
 
@@ -93,7 +94,7 @@ class Thinking(Collapsible):
 
     def _draw(self) -> None:
         self._scheduled = False
-        self.body.update(escape(self.text))
+        self.body.update(self.text)
 
     def finish(self) -> None:
         """Thinking is over: show all of it (typing or not), folded away."""
@@ -279,7 +280,7 @@ class ToolCallBlock(Vertical):
 
         widgets: list[Any] = []
         if not result.ok:
-            widgets.append(Static(escape(result.error or ""), classes="error-text"))
+            widgets.append(Static(result.error or "", classes="error-text", markup=False))
         body = Syntax(_pretty(result.to_dict()), "json", word_wrap=True, theme="ansi_dark")
         widgets.append(Collapsible(Static(body), title="result", collapsed=True))
         return widgets
@@ -293,12 +294,19 @@ class ToolCallBlock(Vertical):
     def _render_header(self) -> None:
         elapsed = (self.finished or time.monotonic()) - self.started
         if self.result is None:
-            mark = SPINNER[int(elapsed * 10) % len(SPINNER)]
+            mark: tuple[str, str] = (SPINNER[int(elapsed * 10) % len(SPINNER)], "")
         else:
-            mark = "[green]✔[/]" if self.result.ok else "[red]✖[/]"
-        self.header.update(
-            f"{mark} [b]{escape(self.tool_name)}[/b] [dim]{escape(self._args_text())}[/dim] "
-            f"[dim]{elapsed:.1f}s[/dim]"
+            mark = ("✔", "green") if self.result.ok else ("✖", "red")
+        self.header.update(  # no markup: a name or arguments with [brackets] show as they are
+            Content.assemble(
+                mark,
+                " ",
+                (self.tool_name, "bold"),
+                " ",
+                (self._args_text(), "dim"),
+                " ",
+                (f"{elapsed:.1f}s", "dim"),
+            )
         )
 
     def finish(self, result: Result, elapsed: float) -> None:
@@ -463,7 +471,7 @@ class ChatView(VerticalScroll):
 
     async def add_user(self, text: str) -> None:
         await self.end_reply()
-        await self.mount(UserMessage(escape(text)))
+        await self.mount(UserMessage(text, markup=False))
         await self.prune()
 
     async def add_note(self, text: str, kind: str | None = None) -> None:
@@ -473,7 +481,8 @@ class ChatView(VerticalScroll):
 
             await self.mount(NoteMarkdown(text))
         else:
-            await self.mount(Note(escape(text), classes="error" if kind == "error" else ""))
+            classes = kind if kind in ("error", "warning") else ""
+            await self.mount(Note(text, classes=classes, markup=False))
         self.fold_later()
 
     async def add_thinking(self, text: str) -> None:
@@ -498,12 +507,16 @@ class ChatView(VerticalScroll):
         """Characters of the streaming reply not drawn yet (see ReplyStream)."""
         return self._stream.backlog if self._stream is not None else 0
 
-    async def end_reply(self) -> None:
+    async def end_reply(self, *, incomplete: bool = False) -> None:
+        """``incomplete``: the stream stopped before the model finished; the reply's end
+        is marked (the error that says why follows as a note)."""
         if self._thinking is not None:
             self._thinking.finish()
             self._thinking = None
         if self._stream is not None:
             await self._stream.stop()
+            if incomplete and self._stream.segment is not None:
+                self._stream.segment.add_class("incomplete")
         self._stream = None
 
     async def start_call(
@@ -624,7 +637,7 @@ class ChatView(VerticalScroll):
         for message in messages:
             role = message.get("role")
             if role == "user":
-                widgets.append(UserMessage(escape(str(message.get("content") or ""))))
+                widgets.append(UserMessage(str(message.get("content") or ""), markup=False))
             elif role == "assistant":
                 if message.get("content"):
                     for piece in split_markdown(

@@ -17,4 +17,5 @@ class NoteMarkdown(Markdown):
 class ReplyMarkdown(Markdown):
     DEFAULT_CSS = """
     ReplyMarkdown { margin: 0 0 0 1; padding: 0; }
+    ReplyMarkdown.incomplete { margin: 0; border-left: outer $error 60%; }
     """

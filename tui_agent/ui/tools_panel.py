@@ -75,8 +75,8 @@ class ToolsPanel(Vertical):
         self.built = True
         table: DataTable[Any] = DataTable(id="tools-table", cursor_type="row", zebra_stripes=True)
         params_box = VerticalScroll(
-            Label("", id="params-title", classes="title"),
-            Static("", id="params-description"),
+            Label("", id="params-title", classes="title", markup=False),
+            Static("", id="params-description", markup=False),
             DataTable(id="params-table", show_cursor=False),
             Static("", id="params-schema"),
             id="params",
