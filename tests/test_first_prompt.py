@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from rich.cells import cell_len
+from test_app import wait_for
 from textual import events
-from textual.pilot import Pilot
 from textual.widgets import Static
 
 from tui_agent import create_session
@@ -86,15 +86,6 @@ def watch(app: TuiAgentApp) -> Terminal:
     return terminal
 
 
-async def wait_for(pilot: Pilot[Any], condition: Callable[[], Any], seconds: float = 10) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {condition}")
-        await pilot.pause(0.02)
-
-
 async def running(condition: Callable[[], Any], seconds: float = 10) -> None:
     """Wait for ``condition()`` with the app left to run as it does in a terminal."""
     loop = asyncio.get_running_loop()
@@ -137,7 +128,7 @@ async def test_the_first_prompt_shows_above_an_instant_reply(project: Path, run:
         )
         terminal = watch(app)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: app.first_frame_drawn and app.session.loaded)
+            await wait_for(pilot, lambda: app.first_frame_drawn and app.session.loaded, 10)
             send_keys(app, PROMPT)
             # the app left to itself until the reply is drawn: a Pilot pause forces frames
             await running(lambda: any("reply to your" in row for row in terminal.lines()))
