@@ -237,8 +237,8 @@ async def test_a_token_by_token_stream_updates_the_markdown_a_few_times_a_second
 ) -> None:
     """Each Markdown update re-parses and re-lays-out; one per token would starve the
     keyboard. Tokens written within ``INTERVAL`` of an update join the next one. An update
-    is an append to the live segment, or a new segment made with its text (never empty:
-    see ``ReplyStream``)."""
+    is an append to the live segment, or the reply's first segment made with its text
+    (never empty: see ``ReplyStream``)."""
     updates: list[str] = []  # the text each update brought
     make, append = ReplyMarkdown.__init__, ReplyMarkdown.append
 
@@ -265,7 +265,8 @@ async def test_a_token_by_token_stream_updates_the_markdown_a_few_times_a_second
         await app.chat.end_reply()
         await pilot.pause()
         assert "".join(updates) == "".join(words)
-        assert all(updates)
+        assert updates[0]  # the first segment was made with its text
+        updates = [update for update in updates if update]  # later segments: mounted empty
         assert len(updates) <= elapsed / ReplyStream.INTERVAL + 2
         assert len(updates) < len(words) / 5
 
