@@ -13,7 +13,6 @@ import asyncio
 import io
 import json
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from textual.widgets import Collapsible, DataTable, Footer, Input, Static
 
 from tui_agent import ApprovalRequest, Session, create_session
 from tui_agent.core.paths import user_config_dir, user_data_dir
-from tui_agent.testing import Call, FakeOpenAI, Reply
+from tui_agent.testing import Call, FakeOpenAI, Reply, send, wait_for
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.approval import ApprovalScreen, TrustScreen
 from tui_agent.ui.chat import (
@@ -43,16 +42,6 @@ SIZE = (120, 40)
 BUNDLED_TOOLS = ["edit", "execute", "git", "glob", "grep", "list", "read", "write"]
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-async def wait_for(pilot: Pilot[Any], condition: Callable[[], Any], seconds: float = 5.0) -> None:
-    """Let the app run until ``condition()`` holds; fail the test after ``seconds``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {condition}")
-        await pilot.pause(0.02)
 
 
 def plain(widget: Static) -> str:
@@ -92,12 +81,6 @@ async def type_in(pilot: Pilot[Any], text: str) -> None:
     prompt.text = text
     prompt.move_cursor(prompt.document.end)
     await pilot.pause()
-
-
-async def send(pilot: Pilot[Any], text: str) -> None:
-    """Put ``text`` in the prompt and press Enter, the way a user sends it."""
-    await type_in(pilot, text)
-    await pilot.press("enter")
 
 
 def tool_messages(session: Session) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any
 from textual import events
 from textual.pilot import Pilot
 
-from tui_agent import create_session
+from tui_agent import create_session, testing
 from tui_agent.testing import FakeOpenAI, Reply
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.chat import FoldSpacer, ReplyMarkdown, ReplyStream, split_markdown
@@ -48,12 +48,8 @@ def long_reply(blocks: int, seed: int = 3) -> str:
 
 
 async def wait_for(pilot: Pilot[Any], condition: Callable[[], Any], seconds: float = 30) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {condition}")
-        await pilot.pause(0.05)
+    """The testing kit's ``wait_for`` with this file's patience."""
+    await testing.wait_for(pilot, condition, seconds)
 
 
 def segments(app: TuiAgentApp) -> list[ReplyMarkdown]:

@@ -17,12 +17,11 @@ from typing import Any
 
 import pytest
 from rich.cells import cell_len
-from test_app import wait_for
 from textual import events
 from textual.widgets import Static
 
 from tui_agent import create_session
-from tui_agent.testing import FakeOpenAI, Reply
+from tui_agent.testing import FakeOpenAI, Reply, wait_for
 from tui_agent.ui.app import DeferredSession, TuiAgentApp
 from tui_agent.ui.chat import ReplyMarkdown, UserMessage
 from tui_agent.ui.prompt import PromptArea

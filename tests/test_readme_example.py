@@ -8,7 +8,16 @@ from pathlib import Path
 from conftest import FIXTURES
 
 from tui_agent import create_session
-from tui_agent.testing import Call, FakeOpenAI, Reply
+from tui_agent.testing import (
+    Call,
+    FakeOpenAI,
+    Reply,
+    chat_text,
+    run_app,
+    send,
+    turn_over,
+    wait_for_text,
+)
 
 
 async def test_wc_tool(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
@@ -24,3 +33,23 @@ async def test_wc_tool(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     session = create_session(tmp_path, base_url=fake_openai.base_url, model="m", trust=True)
     assert await session.turn("count a.txt") == "It has 2 words."
     assert '"words": 2' in fake_openai.requests[1]["messages"][-1]["content"]
+
+
+async def test_wc_in_the_app(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    plugins = tmp_path / ".agents" / "plugins"
+    plugins.mkdir(parents=True)
+    shutil.copy(FIXTURES / "wc.py", plugins / "wc.py")
+    # --- as in the README ---
+    (tmp_path / "a.txt").write_text("one two\n")
+    fake_openai.script += [
+        Reply(calls=[Call("wc", {"path": str(tmp_path / "a.txt")})]),
+        Reply("It has 2 words."),
+    ]
+    session = create_session(
+        tmp_path, base_url=fake_openai.base_url, model="m", trust=True, yes=True
+    )
+    async with run_app(session) as pilot:
+        await send(pilot, "count a.txt")
+        await wait_for_text(pilot, "It has 2 words.")
+        await turn_over(pilot)
+        assert "✔ wc" in chat_text(pilot.app)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -75,3 +76,42 @@ async def test_the_server_answers_an_invalid_transcript_with_400() -> None:
         ok = await client.chat.completions.create(model="m", messages=[USER])  # type: ignore[list-item]
         assert ok.choices[0].message.content == "never sent"
         await client.close()
+
+
+# -- the Pilot helpers -----------------------------------------------------------------------
+
+
+async def test_pilot_helpers_drive_the_real_app(project: Path) -> None:
+    from tui_agent import create_session
+    from tui_agent.testing import (
+        chat_text,
+        run_app,
+        send,
+        turn_over,
+        type_keys,
+        wait_for,
+        wait_for_text,
+    )
+    from tui_agent.ui.prompt import PromptArea
+
+    async with FakeOpenAI([Reply("first answer"), Reply("second answer")]) as server:
+        session = create_session(project, base_url=server.base_url, model="m")
+        async with run_app(session, size=(90, 30)) as pilot:
+            await wait_for(pilot, lambda: session.loaded)
+            await send(pilot, "first question")
+            shown = await wait_for_text(pilot, "first answer")
+            assert shown.index("first question") < shown.index("first answer")
+            await turn_over(pilot)
+            await type_keys(pilot, "two words")
+            assert pilot.app.query_one(PromptArea).text == "two words"
+            await pilot.press("enter")
+            await wait_for_text(pilot, "second answer")
+            await turn_over(pilot)
+            assert not session.busy
+            assert chat_text(pilot.app).count("answer") == 2
+            with pytest.raises(AssertionError, match=r"timed out after 0\.1 s"):
+                await wait_for(pilot, lambda: False, 0.1)
+    assert [m["content"] for m in server.requests[1]["messages"] if m["role"] == "user"] == [
+        "first question",
+        "two words",
+    ]

@@ -9,7 +9,6 @@ request is a transcript the OpenAI API accepts (``server.rejected == []``).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
 import json
@@ -25,7 +24,7 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
 
-from tui_agent import Session, create_session
+from tui_agent import Session, create_session, testing
 from tui_agent.core.paths import user_config_dir, user_data_dir
 from tui_agent.testing import Call, FakeOpenAI, Reply
 from tui_agent.ui.app import TuiAgentApp
@@ -93,13 +92,8 @@ def quick_retries(isolated_home: Path) -> None:
 
 
 async def wait_for(pilot: Pilot[Any], condition: Callable[[], Any], seconds: float = WAIT) -> None:
-    """Let the app run until ``condition()`` holds; fail the test after ``seconds``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {condition}")
-        await pilot.pause(0.02)
+    """The testing kit's ``wait_for`` with this file's patience."""
+    await testing.wait_for(pilot, condition, seconds)
 
 
 def plain(widget: Static) -> str:
@@ -143,14 +137,7 @@ def prompt_of(app: TuiAgentApp) -> PromptArea:
     return app.query_one(PromptArea)
 
 
-async def send(pilot: Pilot[Any], text: str) -> None:
-    """Put ``text`` in the prompt and press Enter, the way a user sends it."""
-    prompt = prompt_of(pilot.app)  # type: ignore[arg-type]
-    prompt.focus()
-    prompt.text = text
-    prompt.move_cursor(prompt.document.end)
-    await pilot.pause()
-    await pilot.press("enter")
+send = testing.send
 
 
 async def type_draft(pilot: Pilot[Any]) -> None:

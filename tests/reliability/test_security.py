@@ -11,7 +11,6 @@ call does have that side effect.
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import logging
@@ -31,7 +30,7 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from tui_agent import ApprovalRequest, Decision, Session, create_session
+from tui_agent import ApprovalRequest, Decision, Session, create_session, testing
 from tui_agent.core import trust
 from tui_agent.core.paths import user_config_dir, user_data_dir, user_log_dir
 from tui_agent.permissions import subjects_for
@@ -134,20 +133,11 @@ def run_cli(
 
 
 async def wait_for(pilot: Pilot[Any], condition: Callable[[], Any], seconds: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {condition}")
-        await pilot.pause(0.02)
+    """The testing kit's ``wait_for`` with this file's patience."""
+    await testing.wait_for(pilot, condition, seconds)
 
 
-async def send(pilot: Pilot[Any], text: str) -> None:
-    prompt = pilot.app.query_one("#prompt")
-    prompt.focus()
-    prompt.text = text  # type: ignore[attr-defined]
-    await pilot.pause()
-    await pilot.press("enter")
+send = testing.send
 
 
 def plain(widget: Static) -> str:
