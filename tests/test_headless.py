@@ -338,3 +338,21 @@ def test_retries_exhausted_exit_1(project: Path, server: FakeOpenAI) -> None:
     assert "500" in done.stderr
     assert "Traceback" not in done.stderr
     assert len(server.requests) == 2
+
+
+def test_replies_and_tool_lines_never_run_together(project: Path) -> None:
+    """Each reply of a turn is its own paragraph on stdout, and a tool line on stderr starts
+    on its own line even when both go to one terminal (here: one pipe for both)."""
+    (project / "README.md").write_text("hi\n")
+    argv = [sys.executable, "-m", "tui_agent", "run", "count README.md", "--provider", "stub"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    both = subprocess.run(
+        argv, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    lines = both.stdout.splitlines()
+    assert "Stub reply to: count README.md" in lines
+    assert [line for line in lines if "→" in line] == ["→ list {}"]
+    alone = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True)
+    assert alone.returncode == 0
+    assert alone.stdout.startswith("Stub reply to: count README.md\n\nThe `list` tool finished")
+    assert alone.stdout.endswith("--base-url`.\n")

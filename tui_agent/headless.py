@@ -20,7 +20,9 @@ class Printer:
     def __init__(self, out: TextIO, err: TextIO, as_json: bool) -> None:
         self.out, self.err, self.as_json = out, err, as_json
         self.failed: str | None = None
-        self._line_open = False
+        self._line_open = False  # stdout's last reply line has no newline yet
+        self._replies = 0  # replies of this turn that printed text
+        self._reply_ended = False  # the reply that printed last has finished
 
     def _json(self, payload: dict[str, Any]) -> None:
         self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
@@ -30,6 +32,7 @@ class Printer:
         if self.as_json:
             self._json({"type": "note", "kind": note.kind, "text": note.text})
         else:
+            self._end_line()
             self.err.write(f"{note.text}\n")
             self.err.flush()
 
@@ -40,22 +43,27 @@ class Printer:
             self._json(_as_json(event))
             return
         if isinstance(event, ev.TextChunk):
+            if self._reply_ended or not self._replies:  # a new reply: its own paragraph
+                self.out.write("\n" if self._replies else "")
+                self._replies += 1
+                self._reply_ended = False
             self.out.write(event.text)
             self.out.flush()
             self._line_open = not event.text.endswith("\n")
         elif isinstance(event, ev.ToolCallStarted):
+            self._end_line()
             self.err.write(f"→ {event.name} {event.arguments}\n")
             self.err.flush()
         elif isinstance(event, ev.ToolCallFinished):
             mark = "✔" if event.result.ok else f"✖ {event.result.error}"
             self.err.write(f"{mark} {event.name} ({event.elapsed:.2f}s)\n")
             self.err.flush()
-        elif isinstance(event, ev.ReplyFinished) and event.finish_reason == "length":
+        elif isinstance(event, ev.ReplyFinished):
             self._end_line()
-            self.err.write(f"note: {ev.LENGTH_NOTE}\n")
-            self.err.flush()
-        elif isinstance(event, ev.ReplyFinished) and event.incomplete:
-            self._end_line()
+            self._reply_ended = True
+            if event.finish_reason == "length":
+                self.err.write(f"note: {ev.LENGTH_NOTE}\n")
+                self.err.flush()
         elif isinstance(event, ev.Retrying):
             self.err.write(
                 f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}\n"
@@ -64,7 +72,8 @@ class Printer:
             self._end_line()
 
     def _end_line(self) -> None:
-        """Ends the reply's open line on stdout, so what follows on stderr starts on its own."""
+        """Ends the reply's open line on stdout, so what follows (on stderr, or the next
+        reply's paragraph) starts on a line of its own."""
         if self._line_open:
             self.out.write("\n")
             self.out.flush()
