@@ -1007,6 +1007,21 @@ async def test_unknown_command_lists_the_commands(project: Path) -> None:
     session.journal.close()
 
 
+async def test_a_bare_slash_lists_the_commands_and_goes_nowhere(project: Path) -> None:
+    with FakeOpenAI([]) as server:
+        session = create_session(project, base_url=server.base_url, model="m")
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: session.loaded)
+            await send(pilot, "/")
+            await wait_for(pilot, lambda: any(t.startswith("Commands: ") for t in note_texts(app)))
+            (listed,) = [n for n in notes(app) if plain(n).startswith("Commands: ")]
+            assert "/help" in plain(listed) and not listed.has_class("error")
+            await app.workers.wait_for_complete()
+        assert server.requests == []  # not sent to the model
+    session.journal.close()
+
+
 async def test_a_raising_command_prints_the_error_in_red_and_the_app_keeps_going(
     project: Path,
 ) -> None:

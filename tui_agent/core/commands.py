@@ -166,6 +166,12 @@ def parse_command(line: str) -> tuple[str, str | None] | None:
     return name, (rest if rest else None)
 
 
+def is_command_line(line: str) -> bool:
+    """What the prompt runs locally instead of sending to the model: a command, or a bare
+    ``/`` (which lists the commands)."""
+    return line.strip() == "/" or parse_command(line) is not None
+
+
 @dataclass(frozen=True)
 class Completion:
     """Replace ``line[start:]`` with one of ``candidates``."""

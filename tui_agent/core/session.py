@@ -19,7 +19,7 @@ from . import journal as journal_module
 from . import plugins, trust
 from .agent import Agent
 from .approval import ApprovalRequest, Approver, Decision, headless_approver
-from .commands import Commands, parse_command
+from .commands import Commands, is_command_line, parse_command
 from .config import Config
 from .context import ToolContext, find_worktree
 from .conversation import Conversation, repair, starts_cleanly
@@ -415,9 +415,12 @@ class Session:
 
         Unknown names list every command; a command that raises prints ``error: <message>``.
         """
-        parsed = parse_command(line)
-        if parsed is None:
+        if not is_command_line(line):
             return False
+        parsed = parse_command(line)
+        if parsed is None:  # a bare "/": what there is to type
+            self.output.say(f"Commands: {', '.join(self.commands.names) or '(none)'}")
+            return True
         name, args = parsed
         try:
             ran = await self.commands.run(name, args)

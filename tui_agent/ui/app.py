@@ -379,7 +379,9 @@ class TuiAgentApp(App[None]):
         self.run_line(message.text)
 
     def run_line(self, line: str) -> None:
-        if line.strip().startswith("/") and not line.strip().startswith("//"):
+        from ..core.commands import is_command_line  # the session is loaded by now
+
+        if is_command_line(line):
             self.run_command(line)
         else:
             if self.session.busy:
