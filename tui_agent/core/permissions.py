@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .atomic import write_text_atomic
 from .shell import is_opaque, split_commands
 
 ACTIONS = ("allow", "ask", "deny")
@@ -322,12 +322,4 @@ def add_rule(path: Path, tool: str, pattern: str, action: str = "allow") -> None
     check = tomllib.loads(new_text).get("permission", {}).get(tool)
     if not (isinstance(check, dict) and check.get(pattern) == action):
         raise ValueError(f"could not add the rule to {path} safely; add it by hand: {entry}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".toml")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(new_text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, new_text)

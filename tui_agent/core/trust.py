@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 
 from . import paths
+from .atomic import write_text_atomic
 
 log = logging.getLogger("tui_agent.trust")
 
@@ -37,13 +36,4 @@ def decision(folder: Path) -> bool | None:
 def remember(folder: Path, trusted: bool) -> None:
     folders = _read()
     folders[str(folder.resolve())] = trusted
-    target = trust_file()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".trust-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"folders": folders}, handle, indent=2, sort_keys=True)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(trust_file(), json.dumps({"folders": folders}, indent=2, sort_keys=True))

@@ -39,12 +39,10 @@ def load_history() -> list[str]:
 def save_history(items: list[str]) -> None:
     import json
 
-    path = history_file()
+    from ..core.atomic import write_text_atomic
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(items[-HISTORY_SIZE:]), encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomic(history_file(), json.dumps(items[-HISTORY_SIZE:]))
     except OSError:
         pass
 
