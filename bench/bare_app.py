@@ -1,7 +1,7 @@
 """The baseline for start-up and memory: a bare Textual app of Header + Input + Footer.
 
 Same Python, same Textual as tui-agent. Its footer shows "^p palette" like ours, which is
-the first-frame marker ``run.py`` polls for.
+the first-frame marker ``startup.py`` polls for.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""One timed ``create_session(folder)``; run in a fresh process per measurement by run.py.
+"""One timed ``create_session(folder)``; run in a fresh process per measurement by load.py.
 
 Imports are done before the clock starts, so both the baseline and the 250-file run time
 the same thing: reading config and every plugin and tool file (plugin and tool files are
 compiled from source on every load, as the app does; the OS file cache is warm after
-run.py's warm-up run). Prints the milliseconds, and the tool count as a sanity check.
+load.py's warm-up run). Prints the milliseconds, and the tool count as a sanity check.
 """
 
 from __future__ import annotations

@@ -1,0 +1,81 @@
+"""``input_latency``: keys typed with ``tmux send-keys`` while a reply streams."""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+import corpus
+from common import PYTHON, Sandbox, Tmux, log, percentile, prompt_text, rounded
+
+LATENCY_KEYS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # 52 distinct keys
+
+
+def type_keys(tmux: Tmux, name: str, keys: str, rng: random.Random) -> list[float]:
+    """Milliseconds from ``send-keys`` until each key shows at the end of the prompt."""
+    typed = prompt_text(tmux.capture(name)) or ""
+    latencies: list[float] = []
+    for key in keys:
+        want = typed + key
+        sent = time.perf_counter()
+        tmux.run("send-keys", "-t", name, "-l", key)
+        elapsed, screen = tmux.wait_for(
+            name, lambda s, w=want: (prompt_text(s) or "").endswith(w), sent, 10
+        )
+        if elapsed is None:
+            raise RuntimeError(f"input_latency: key {key!r} not on screen after 10 s:\n{screen}")
+        latencies.append(elapsed * 1000)
+        typed = want
+        time.sleep(rng.uniform(0.02, 0.08))  # typing pace, out of step with the stream
+    return latencies
+
+
+def bench_input_latency(sandbox: Sandbox, tmux: Tmux) -> dict[str, Any]:
+    """Keys typed with ``tmux send-keys`` while a reply streams at ~200 tokens/s; time from
+    the send until ``capture-pane`` shows the key in the prompt (tmux round trips included).
+    """
+    from tui_agent.testing import FakeOpenAI, Reply
+
+    home = sandbox.home("latency")
+    folder = sandbox.project("latency")
+    text = corpus.markdown_reply(8000, seed=2)
+    rng = random.Random(6)
+    latencies: list[float] = []
+    with FakeOpenAI([Reply(text, chunk_words=1, delay=0.005)]) as server:
+        argv = [PYTHON, "-m", "tui_agent", "--base-url", server.base_url, "--model", "fake-model"]
+        started = time.perf_counter()
+        name = tmux.launch(argv, folder, home)
+        try:
+            elapsed, screen = tmux.wait_for(name, lambda s: "palette" in s, started, 30)
+            if elapsed is None:
+                raise RuntimeError(f"input_latency: the app did not start:\n{screen}")
+            time.sleep(1.0)  # start-up finished
+            floor = type_keys(tmux, name, LATENCY_KEYS[:20], rng)
+            log(
+                f"  idle app, no stream (the measuring floor): p50 "
+                f"{percentile(floor, 50):.1f} ms, p95 {percentile(floor, 95):.1f} ms"
+            )
+            for _ in range(len(floor)):
+                tmux.run("send-keys", "-t", name, "BSpace")
+            tmux.wait_for(name, lambda s: prompt_text(s) == "", time.perf_counter(), 10)
+            tmux.run("send-keys", "-t", name, "-l", "go")
+            tmux.run("send-keys", "-t", name, "Enter")
+            entered = time.perf_counter()
+            elapsed, screen = tmux.wait_for(
+                name, lambda s: "Step 1" in s, entered, 30
+            )  # the reply's first heading
+            if elapsed is None:
+                raise RuntimeError(f"input_latency: the reply did not start:\n{screen}")
+            time.sleep(1.5)  # a reply of some length already in the chat
+            latencies = type_keys(tmux, name, LATENCY_KEYS, rng)
+            # the server sleeps 5 ms before each of the 8,000 chunks: 40 s at the least
+            if time.perf_counter() - entered >= 8000 * 0.005:
+                log("  warning: the reply may have finished before the last key")
+        finally:
+            tmux.kill(name)
+    log(f"  {len(latencies)} keys: min {min(latencies):.1f} ms, max {max(latencies):.1f} ms")
+    return {
+        "p50_ms": rounded(percentile(latencies, 50), 1),
+        "p95_ms": rounded(percentile(latencies, 95), 1),
+    }

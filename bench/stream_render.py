@@ -1,0 +1,250 @@
+"""``stream_render``: a 20,000-token Markdown reply into the real app under Pilot.
+
+The fake server runs in a spawned process (stream_server.py, imported from the bench
+folder, which the child finds on ``sys.path`` as the parent had it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import multiprocessing
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import corpus
+from common import SIZE, Sandbox, log, median, ratio, rounded
+
+STREAM_TOKENS = 20_000
+# first/last 1k windows: the median of this many gated runs
+GATED_RUNS = int(os.environ.get("BENCH_GATED_RUNS", "3"))
+
+
+def bench_stream(sandbox: Sandbox) -> dict[str, Any]:
+    """A 20,000-token Markdown reply at full speed into the real app (Pilot), vs the bare
+    ``openai`` client consuming the same stream. The server runs in its own process.
+
+    CPU is ``time.process_time()`` of this process, in which the app runs. At full speed
+    the client reads far ahead of the UI, so the clock read when the agent *emits* token N
+    would time the network, not the chat pane. So further runs (fresh apps) are gated:
+    after 0, 1,000, 19,000 and 20,000 tokens the server holds the rest until the app has
+    handled what arrived and is idle, and the clock is read there. first_1k covers tokens
+    0-999, last_1k tokens 19,000-19,999, each streamed at full speed into a settled app
+    (medians of GATED_RUNS runs; batching makes single windows vary).
+    ui_cpu_s comes from the first, ungated run: Enter → the whole reply rendered and the
+    app idle (end of turn included).
+    """
+    home = sandbox.home("stream")
+    folder = sandbox.project("stream")
+    sandbox.enter(home)
+    from stream_server import serve
+
+    big = corpus.markdown_reply(STREAM_TOKENS)
+    warm = corpus.markdown_reply(400, seed=1)
+    raw_runs = 3
+    replies = [(warm, False)] + [(big, False)] * raw_runs + [(warm, False), (big, False)]
+    replies += [(warm, False), (big, True)] * GATED_RUNS
+    context = multiprocessing.get_context("spawn")
+    points = [0, 1000, STREAM_TOKENS - 1000, STREAM_TOKENS]
+    gates = {n: context.Event() for n in points}
+    arrived = {n: context.Event() for n in points}
+    parent, child = context.Pipe()
+    stop = context.Event()
+    server = context.Process(target=serve, args=(replies, gates, arrived, child, stop), daemon=True)
+    server.start()
+    try:
+        if not parent.poll(60):
+            raise RuntimeError("the fake server did not start")
+        base_url = parent.recv()
+        raw = asyncio.run(_raw_stream(base_url, raw_runs))
+        log(f"  raw client: {', '.join(f'{r:.3f}' for r in raw)} s CPU")
+        ungated = asyncio.run(_ui_stream(folder, base_url, {}, {}))
+        log(f"  UI, ungated: {ungated['ui_cpu_s']:.3f} s CPU")
+        firsts: list[float] = []
+        lasts: list[float] = []
+        for run in range(GATED_RUNS):
+            gated = asyncio.run(_ui_stream(folder, base_url, gates, arrived))
+            for event in [*gates.values(), *arrived.values()]:
+                event.clear()
+            marks = gated["marks"]
+            firsts.append((marks[1000] - marks[0]) / 1000 * 1e6)
+            lasts.append((marks[STREAM_TOKENS] - marks[STREAM_TOKENS - 1000]) / 1000 * 1e6)
+            middle = (marks[STREAM_TOKENS - 1000] - marks[1000]) / 18000 * 1e6
+            log(
+                f"  gated run {run + 1}: first_1k {firsts[-1]:.0f}, tokens 1,000-18,999"
+                f" {middle:.0f}, last_1k {lasts[-1]:.0f} us/token; end of turn"
+                f" {gated['end_s'] * 1000:.0f} ms; {gated['ui_cpu_s']:.1f} s CPU in all"
+            )
+    finally:
+        for gate in gates.values():
+            gate.set()
+        stop.set()
+        server.join(10)
+        if server.is_alive():
+            server.kill()
+    first, last = median(firsts), median(lasts)
+    raw_cpu = median(raw)
+    return {
+        "tokens": ungated["tokens"],
+        "ui_cpu_s": rounded(ungated["ui_cpu_s"], 3),
+        "raw_cpu_s": rounded(raw_cpu, 3),
+        "ratio": rounded(ratio(ungated["ui_cpu_s"], raw_cpu), 2),
+        "first_1k_us_per_token": rounded(first, 1),
+        "last_1k_us_per_token": rounded(last, 1),
+        "linearity": rounded(ratio(last, first), 3),
+    }
+
+
+async def _raw_stream(base_url: str, runs: int) -> list[float]:
+    """The same request the app makes (streamed, usage included), no UI: CPU per reply."""
+    import openai
+
+    client = openai.AsyncOpenAI(api_key="bench", base_url=base_url, max_retries=0)
+    results: list[float] = []
+    for run in range(runs + 1):  # run 0 is the warm-up (short reply)
+        started = time.process_time()
+        stream = await client.chat.completions.create(
+            model="fake-model",
+            messages=[{"role": "user", "content": "go"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        parts: list[str] = []
+        count = 0
+        async for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                parts.append(chunk.choices[0].delta.content)
+                count += 1
+        elapsed = time.process_time() - started
+        if run > 0:
+            if count != STREAM_TOKENS:
+                raise RuntimeError(f"raw client got {count} tokens, expected {STREAM_TOKENS}")
+            results.append(elapsed)
+    await client.close()
+    return results
+
+
+async def _ui_stream(
+    folder: Path, base_url: str, gates: dict[int, Any], arrived: dict[int, Any]
+) -> dict[str, Any]:
+    from tui_agent import create_session
+    from tui_agent.core import events as ev
+    from tui_agent.ui.app import TuiAgentApp
+
+    gc.collect()  # what earlier runs left behind is not collected on this run's clock
+    session = create_session(folder, base_url=base_url, model="fake-model")
+    app = TuiAgentApp(session)
+    state: dict[str, Any] = {"tokens": 0, "finished": 0, "error": None}
+
+    def listen(event: Any) -> None:
+        if isinstance(event, ev.TextChunk):
+            state["tokens"] += 1
+        elif isinstance(event, ev.TurnFinished):
+            state["finished"] += 1
+            state["error"] = event.error
+
+    gc_time = [0.0, 0]
+    gc_started = [0.0]
+
+    def gc_clock(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            gc_started[0] = time.process_time()
+        else:
+            gc_time[0] += time.process_time() - gc_started[0]
+            gc_time[1] += info.get("generation") == 2
+            if info.get("generation") == 2 and os.environ.get("BENCH_GC_LOG"):
+                log(
+                    f"    full gc: {time.process_time() - gc_started[0]:.3f} s,"
+                    f" frozen {gc.get_freeze_count()}, collected {info.get('collected')},"
+                    f" tracked {len(gc.get_objects())}"
+                )
+
+    gc.callbacks.append(gc_clock)
+    async with app.run_test(size=SIZE) as pilot:
+        session.events.listen(listen)
+
+        async def settle() -> None:
+            """Until the app has handled everything and the process is idle: no text
+            waits to be drawn (the chat draws a backlog in steps, with idle time between)
+            and 50 ms pass with under 10 % CPU. (Not with ``pilot.pause()``: it posts a
+            callback to every widget on the screen, so its own cost grows with the length
+            of the chat and would be counted as the app's.)"""
+            deadline = time.perf_counter() + 120
+            while True:
+                cpu, wall = time.process_time(), time.perf_counter()
+                await asyncio.sleep(0.05)
+                idle = time.process_time() - cpu < 0.1 * (time.perf_counter() - wall)
+                if idle and pilot.app.chat.backlog() == 0:  # type: ignore[attr-defined]
+                    return
+                if wall > deadline:
+                    raise RuntimeError("stream_render: the app never went idle")
+
+        async def send(prompt: str) -> None:
+            pilot.app.query_one("#prompt").text = prompt  # type: ignore[attr-defined]
+            await pilot.press("enter")
+
+        async def until(condition: Callable[[], bool], what: str, timeout: float) -> None:
+            deadline = time.perf_counter() + timeout
+            while not condition():
+                if time.perf_counter() > deadline:
+                    raise RuntimeError(f"stream_render: timed out waiting for {what}")
+                await asyncio.sleep(0.005)
+
+        # warm-up turn: Markdown, code highlighting and the client are loaded and used once
+        await send("warm up")
+        await until(lambda: state["finished"] >= 1 and not session.busy, "the warm-up", 120)
+        await settle()
+        state["tokens"] = 0
+
+        profiler: Any = None  # BENCH_PROFILE=prefix: a cProfile report per gated window
+        profiling = False
+        if os.environ.get("BENCH_PROFILE"):
+            import cProfile
+
+            profiler = cProfile.Profile()
+        started = time.process_time()
+        await send("go")
+        marks: dict[int, float] = {}
+        for n in sorted(gates):
+            await until(lambda n=n: arrived[n].is_set() and state["tokens"] >= n, f"token {n}", 600)
+            await settle()
+            marks[n] = time.process_time()
+            if n:
+                log(
+                    f"  UI handled {n} tokens: {marks[n] - started:.1f} s CPU since Enter"
+                    f" ({gc_time[0]:.2f} s of it in {gc_time[1]} full garbage collections)"
+                )
+            if profiler is not None and profiling:
+                profiler.disable()
+                profiling = False
+                import pstats
+
+                with open(os.environ["BENCH_PROFILE"] + f".{n}.txt", "w") as out:
+                    stats = pstats.Stats(profiler, stream=out)
+                    stats.sort_stats("tottime").print_stats(40)
+                    stats.sort_stats("cumulative").print_stats(80)
+            if profiler is not None and n in (0, STREAM_TOKENS - 1000) and gates:
+                profiler = cProfile.Profile()
+                profiler.enable()
+                profiling = True
+            gates[n].set()
+        await until(lambda: state["finished"] >= 2 and not session.busy, "the reply", 600)
+        await settle()
+        ended = time.process_time()
+        client = getattr(session.provider, "_client", None)  # else it is closed after the loop
+        if client is not None and hasattr(client, "close"):
+            await client.close()
+        if state["error"]:
+            raise RuntimeError(f"stream_render: the turn failed: {state['error']}")
+        if state["tokens"] != STREAM_TOKENS:
+            raise RuntimeError(f"stream_render: {state['tokens']} tokens arrived")
+        gc.callbacks.remove(gc_clock)
+        return {
+            "tokens": state["tokens"],
+            "ui_cpu_s": ended - started,
+            "marks": marks,
+            "end_s": ended - marks[STREAM_TOKENS] if marks else None,
+        }
