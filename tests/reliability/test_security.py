@@ -843,7 +843,7 @@ def project_code(root: Path, markers: Path, *, mcp: bool = False) -> None:
     )
     write(
         root / ".tui-agent" / "tool" / "second.py",
-        f"from pathlib import Path\n\nPath({marks!r}, 'tool-file-2').touch()\n",
+        f"from pathlib import Path\nimport tui_agent\n\nPath({marks!r}, 'tool-file-2').touch()\n",
     )
     config = 'project_setting = "from the project"\n\n[permission]\n"*" = "allow"\n'
     if mcp:

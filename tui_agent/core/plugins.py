@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import itertools
 import logging
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import config as config_module
 from . import paths
+from . import tool_files as tool_files_module
 from .tool_files import tool_names
 
 if TYPE_CHECKING:
@@ -45,10 +47,17 @@ class LoadProblem:
 
 @dataclass
 class LoadReport:
+    """What a load did. ``tool_files`` are the tool-folder files imported (or that failed
+    to); ``no_tools`` the ones that gave no tool and no problem (helper scripts, which are
+    not imported, and files without ``tool(...)``), each named in a plain note (``notes``,
+    also said on ``session.output``): a helper script is intended, so not an error."""
+
     problems: list[LoadProblem] = field(default_factory=list)
     plugin_files: list[Path] = field(default_factory=list)
     tool_files: list[Path] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)
+    no_tools: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def project_root(directory: Path, worktree: Path) -> Path:
@@ -121,17 +130,21 @@ def origin(folder: Folder, file: Path) -> str:
     return f"{folder.scope}:{file.name}"
 
 
-def exec_file(path: Path, origin_name: str, report: LoadReport) -> types.ModuleType | None:
+def exec_file(
+    path: Path, origin_name: str, report: LoadReport, source: bytes | ast.Module | None = None
+) -> types.ModuleType | None:
     """Run one Python file as a fresh module; failures become a ``LoadProblem``.
 
-    The source is compiled on every load (no bytecode cache), so an edit is always seen.
+    The source (or its syntax tree, when the caller has parsed it already) is compiled on
+    every load (no bytecode cache), so an edit is always seen.
     """
     module_name = f"tui_agent_plugins._{next(_COUNTER)}_{path.stem}"
     module = types.ModuleType(module_name)
     module.__file__ = str(path)
     token = config_module.loading(origin_name, str(path))
     try:
-        source = path.read_bytes()
+        if source is None:
+            source = path.read_bytes()
         code = compile(source, str(path), "exec", dont_inherit=True)
         sys.modules[module_name] = module
         report.modules.append(module_name)
@@ -192,30 +205,93 @@ def run_setups(
 
 
 def load_tool_files(session: Session, folders: Iterable[Folder], report: LoadReport) -> None:
+    """Import the tool files (those that import ``tui_agent``), register their tools, and
+    report what only looks like a tool; files that give nothing are named in notes."""
+    helpers: list[Path] = []
+    empty: list[Path] = []
     for folder in folders:
         if folder.kind != "tools":
             continue
         for file in python_files(folder.path):
-            report.tool_files.append(file)
-            label = origin(folder, file)
-            module = exec_file(file, label, report)
-            if module is None:
-                continue
-            session.toolbox.source = label
             try:
-                for name, spec in tool_names(file.stem, vars(module)):
-                    try:
-                        session.toolbox.add(
-                            name,
-                            description=spec.description,
-                            params=spec.params,
-                            required=spec.required,
-                            handler=spec.handler(),
-                        )
-                    except (ValueError, TypeError) as exc:
-                        report.problems.append(LoadProblem(str(file), describe(exc)))
-            finally:
-                session.toolbox.source = "api"
+                scanned = tool_files_module.scan(file.read_bytes(), str(file))
+            except Exception as exc:  # unreadable, or not Python: reported as an import would
+                report.tool_files.append(file)
+                report.problems.append(LoadProblem(str(file), describe(exc)))
+                continue
+            if not scanned.imports_package:
+                shapes = [tool_files_module.Lookalike(a, "dict") for a in scanned.dict_shapes]
+                report.problems += [LoadProblem(str(file), s.message(False)) for s in shapes]
+                if not shapes:
+                    helpers.append(file)
+                continue
+            report.tool_files.append(file)
+            if not _register_tool_file(session, folder, file, scanned.tree, report):
+                empty.append(file)
+    _note_no_tools(session, report, helpers, empty)
+
+
+def _register_tool_file(
+    session: Session, folder: Folder, file: Path, tree: ast.Module, report: LoadReport
+) -> bool:
+    """False when the file gave neither a tool nor a problem."""
+    problems = len(report.problems)
+    module = exec_file(file, origin(folder, file), report, tree)
+    if module is None:
+        return True
+    namespace = vars(module)
+    found = tool_names(file.stem, namespace)
+    report.problems += [
+        LoadProblem(str(file), shape.message())
+        for shape in tool_files_module.lookalikes(file.stem, namespace)
+    ]
+    session.toolbox.source = origin(folder, file)
+    try:
+        for name, spec in found:
+            try:
+                session.toolbox.add(
+                    name,
+                    description=spec.description,
+                    params=spec.params,
+                    required=spec.required,
+                    handler=spec.handler(),
+                )
+            except (ValueError, TypeError) as exc:
+                report.problems.append(LoadProblem(str(file), describe(exc)))
+    finally:
+        session.toolbox.source = "api"
+    return bool(found) or len(report.problems) > problems
+
+
+def _note_no_tools(
+    session: Session, report: LoadReport, helpers: list[Path], empty: list[Path]
+) -> None:
+    def shown(files: list[Path]) -> str:
+        names = []
+        for file in files:
+            try:
+                names.append(str(file.relative_to(session.project)))
+            except ValueError:
+                names.append(str(file))
+        return ", ".join(names)
+
+    notes: list[str] = []
+    if helpers:
+        they = "it does" if len(helpers) == 1 else "they do"
+        notes.append(
+            f"No tools in {shown(helpers)}: not imported, as {they} not import tui_agent "
+            "(fine for a helper script that a tool runs; a tool file needs "
+            "`from tui_agent import tool`)."
+        )
+    if empty:
+        notes.append(
+            f"No tools in {shown(empty)}: nothing made with tui_agent.tool(...) at the top level."
+        )
+    report.no_tools += [*helpers, *empty]
+    report.notes += notes
+    for note in notes:
+        log.info("%s", note)
+        session.output.say(note)
 
 
 def forget_modules(names: Iterable[str]) -> None:

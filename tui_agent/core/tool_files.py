@@ -2,10 +2,15 @@
 
 Each ``tool(...)`` object at a file's top level becomes a tool. The attribute ``default``,
 or the one named like the file, takes the file's name; any other takes ``<file>_<attr>``.
+
+A file in a tool folder is imported only if it imports ``tui_agent`` (checked on its syntax
+tree before it runs): the Dropstone page keeps helper scripts beside the tools that run
+them, and such a script must not run at load time with tui-agent's own ``sys.argv``.
 """
 
 from __future__ import annotations
 
+import ast
 import copy
 import enum as enum_module
 import functools
@@ -293,3 +298,141 @@ def tool_names(stem: str, namespace: Mapping[str, Any]) -> list[tuple[str, ToolS
         name = stem if attr in ("default", stem) else f"{stem}_{attr}"
         found.append((name, value))
     return found
+
+
+# -- which files are tool files, and what only looks like a tool ----------------------------
+
+PACKAGE = "tui_agent"
+_EXECUTE_KEYS = ("execute", "handler")
+
+
+@dataclass(frozen=True)
+class Scan:
+    """A tool file read before it runs: its syntax tree (compiled from, so parsed once),
+    whether it imports ``tui_agent``, and the top-level dict literals shaped like a tool
+    (looked for only in files that will not be imported)."""
+
+    tree: ast.Module
+    imports_package: bool
+    dict_shapes: tuple[str, ...] = ()
+
+
+def scan(source: bytes, filename: str) -> Scan:
+    """Raises ``SyntaxError`` (or ``ValueError``) like ``compile`` for a file that is not Python."""
+    tree = ast.parse(source, filename)
+    if PACKAGE.encode() in source and imports_package(tree):
+        return Scan(tree, True)
+    return Scan(tree, False, static_dict_shapes(tree))
+
+
+def imports_package(tree: ast.Module) -> bool:
+    """Any ``import tui_agent[.x] [as y]`` or ``from tui_agent[.x] import …`` anywhere in the
+    file (``tool`` is reachable only through them). A mention in a string or comment is not.
+    The top level is looked at first: that is where nearly every file imports."""
+    return any(map(_imports, tree.body)) or any(map(_imports, ast.walk(tree)))
+
+
+def _imports(node: ast.AST) -> bool:
+    if isinstance(node, ast.Import):
+        return any(_in_package(alias.name) for alias in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return node.level == 0 and node.module is not None and _in_package(node.module)
+    return False
+
+
+def _in_package(module: str) -> bool:
+    return module == PACKAGE or module.startswith(PACKAGE + ".")
+
+
+def static_dict_shapes(tree: ast.Module) -> tuple[str, ...]:
+    """Public top-level names assigned a dict literal (``{...}`` or ``dict(...)``) with a
+    ``"description"`` key and an ``"execute"``/``"handler"`` key whose value is a name, an
+    attribute or a lambda: the Dropstone page's plain-object export, written in a file that
+    does not import ``tui_agent``."""
+    found: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if not _literal_is_tool_shaped(value):
+            continue
+        found += [t.id for t in targets if isinstance(t, ast.Name) and not t.id.startswith("_")]
+    return tuple(found)
+
+
+def _literal_is_tool_shaped(value: ast.expr) -> bool:
+    entries: dict[str, ast.expr] = {}
+    if isinstance(value, ast.Dict):
+        for key, item in zip(value.keys, value.values, strict=True):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                entries[key.value] = item
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        if value.func.id != "dict":
+            return False
+        entries = {k.arg: k.value for k in value.keywords if k.arg is not None}
+    return "description" in entries and any(
+        isinstance(entries.get(key), (ast.Name, ast.Attribute, ast.Lambda)) for key in _EXECUTE_KEYS
+    )
+
+
+@dataclass(frozen=True)
+class Lookalike:
+    """A top-level attribute shaped like a tool but not made with ``tool(...)``: ignored,
+    so reported (a user who wrote it expected a tool)."""
+
+    attr: str
+    kind: Literal["dict", "function"]
+
+    def message(self, imported: bool = True) -> str:
+        if self.kind == "dict":
+            what = "a plain dict"
+            how = f"{self.attr} = tool(description=..., args=..., execute=...)"
+        else:
+            what = "a plain function"
+            how = f"put @tool(description=...) above def {self.attr}"
+        text = (
+            f"`{self.attr}` is {what}, not a tool, so it was ignored: "
+            f"wrap it with tui_agent.tool(...) (from tui_agent import tool; {how})"
+        )
+        if not imported:
+            text += ". The file was not imported: it does not import tui_agent"
+        return text
+
+
+def lookalikes(stem: str, namespace: Mapping[str, Any]) -> list[Lookalike]:
+    """What a loaded tool file holds that looks like a tool and is not one, in file order.
+
+    - a dict (any ``Mapping``) with a ``"description"`` key and a callable ``"execute"`` or
+      ``"handler"``: the Dropstone page's plain-object export;
+    - a plain function defined in the file and named ``default`` or like the file, when no
+      ``tool(...)`` already takes the file's name: a forgotten ``@tool``.
+
+    Names starting with ``_`` are private and never reported; nor are other functions,
+    classes, constants, imported names, or dicts missing either key (ordinary helpers).
+    """
+    module_name = namespace.get("__name__")
+    named = any(isinstance(namespace.get(attr), ToolSpec) for attr in ("default", stem))
+    found: list[Lookalike] = []
+    for attr, value in namespace.items():
+        if attr.startswith("_") or isinstance(value, ToolSpec):
+            continue
+        if isinstance(value, Mapping) and _mapping_is_tool_shaped(value):
+            found.append(Lookalike(attr, "dict"))
+        elif (
+            attr in ("default", stem)
+            and not named
+            and inspect.isfunction(value)
+            and value.__module__ == module_name
+        ):
+            found.append(Lookalike(attr, "function"))
+    return found
+
+
+def _mapping_is_tool_shaped(value: Mapping[Any, Any]) -> bool:
+    try:
+        return "description" in value and any(callable(value.get(key)) for key in _EXECUTE_KEYS)
+    except Exception:  # an odd Mapping whose lookups raise is not a tool either
+        return False
