@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import write
 
-from tui_agent import PermissionDenied, Result, Toolbox, ToolContext
+from tui_agent import PermissionDenied, Result, Toolbox, ToolContext, create_session
 
 
 def make_wc(toolbox: Toolbox) -> list[Any]:
@@ -107,6 +109,92 @@ async def test_same_name_replaces_tool_and_its_aliases() -> None:
     assert (await toolbox.run("wc", {})).to_dict() == {"new": True, "ok": True}
     unknown = await toolbox.run("count", {})
     assert unknown.error == 'unknown tool: "count". Available: wc'
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ({}, {"count": "wc"}),  # no aliases given: the replaced tool's stay
+        ({"aliases": None}, {"count": "wc"}),
+        ({"aliases": ["tally"]}, {"tally": "wc"}),
+        ({"aliases": ("tally", "count")}, {"tally": "wc", "count": "wc"}),
+        ({"aliases": []}, {}),  # an explicit empty list means none
+        ({"aliases": ()}, {}),
+    ],
+)
+@pytest.mark.parametrize("form", ["direct", "decorator"])
+async def test_a_replacement_keeps_the_aliases_unless_it_declares_its_own(
+    given: dict[str, Any], kept: dict[str, str], form: str
+) -> None:
+    toolbox = Toolbox()
+    make_wc(toolbox)
+    new = {"description": "New", **given}
+    if form == "direct":
+        toolbox.add("wc", **new, handler=lambda a: {"new": True})
+    else:
+
+        @toolbox.add("wc", **new)
+        def replacement(args: dict[str, Any]) -> dict[str, Any]:
+            return {"new": True}
+
+    assert toolbox.aliases == kept
+    assert toolbox.tools["wc"].aliases == list(kept)
+    for alias in kept:
+        assert (await toolbox.run(alias, {})).to_dict() == {"new": True, "ok": True}
+    if "count" not in kept:
+        assert (await toolbox.run("count", {})).error == 'unknown tool: "count". Available: wc'
+
+
+def test_a_replacement_keeps_only_aliases_that_still_lead_to_the_tool() -> None:
+    toolbox = Toolbox()
+    toolbox.add("execute", aliases=["bash", "sh"], handler=lambda a: {})
+    toolbox.add("shell", aliases=["sh"], handler=lambda a: {})  # took "sh" over
+    toolbox.add("execute", handler=lambda a: {})
+    assert toolbox.aliases == {"bash": "execute", "sh": "shell"}
+    assert toolbox.tools["execute"].aliases == ["bash"]
+    toolbox.add("execute", handler=lambda a: {})  # and again: still "bash"
+    assert toolbox.aliases == {"bash": "execute", "sh": "shell"}
+
+
+def test_a_removed_tool_leaves_no_aliases_to_keep() -> None:
+    toolbox = Toolbox()
+    toolbox.add("execute", aliases=["bash"], handler=lambda a: {})
+    toolbox.remove("execute")
+    toolbox.add("execute", handler=lambda a: {})
+    assert toolbox.aliases == {}
+
+
+@pytest.mark.parametrize("bad", ["bash", ["bash", 3]])
+def test_aliases_must_be_a_list_of_names(bad: Any) -> None:
+    toolbox = Toolbox()
+    with pytest.raises(ValueError, match="aliases must be a list of names"):
+        toolbox.add("execute", aliases=bad, handler=lambda a: {})
+    assert toolbox.tools == {} and toolbox.aliases == {}
+
+
+@pytest.mark.parametrize("where", ["project", "global"])
+async def test_a_tool_file_replacing_execute_keeps_bash_sh_and_exec(
+    where: str, project: Path, user_config_dir: Path
+) -> None:
+    folder = project / ".tui-agent" if where == "project" else user_config_dir
+    write(
+        folder / "tools" / "execute.py",
+        "from tui_agent import tool, schema\n\n"
+        '@tool(description="Restricted bash wrapper", args={"command": schema.string()})\n'
+        "async def execute(args):\n"
+        "    return f\"blocked: {args['command']}\"\n",
+    )
+    session = create_session(project, trust=True)
+    for _ in range(2):  # as loaded, and after /reload
+        assert session.problems == []
+        tool = session.toolbox.tools["execute"]
+        assert tool.description == "Restricted bash wrapper"
+        assert tool.source != "api" and "execute.py" in tool.source
+        assert {session.toolbox.aliases.get(a) for a in ("bash", "sh", "exec")} == {"execute"}
+        for name in ("bash", "sh", "exec", "execute"):
+            result = await session.toolbox.run(name, {"command": "ls"})
+            assert result.to_dict() == {"output": "blocked: ls", "ok": True}
+        session.reload()
 
 
 async def test_alias_resolves_to_tool() -> None:

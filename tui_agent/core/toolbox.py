@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import inspect
 import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, overload
 
 from .context import ToolContext
 from .result import Result
+from .signatures import leading_arguments, parameters
 from .validation import ArgsValidator, compile_validator, object_schema
 
 log = logging.getLogger("tui_agent.toolbox")
@@ -25,14 +28,7 @@ GLOBAL = "*"
 
 def _accepts_context(handler: Handler) -> bool:
     """True when the handler takes a second positional argument (``handler(args, context)``)."""
-    try:
-        params = list(inspect.signature(handler).parameters.values())
-    except (TypeError, ValueError):
-        return False
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return True
-    return len(positional) >= 2
+    return leading_arguments(handler, 2) == 2
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -40,6 +36,99 @@ def _is_async(fn: Callable[..., Any]) -> bool:
         return True
     call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
     return call is not None and inspect.iscoroutinefunction(call)
+
+
+_HOOK_FORMS = {
+    ("before", True): "hook(args, tool_name=...)",
+    ("before", False): "hook(args)",
+    ("after", True): "hook(args, result, tool_name=...)",
+    ("after", False): "hook(args, result)",
+}
+
+
+def _hook_runner(fn: Hook, when: str, key: str) -> Hook:
+    """``fn`` callable the way ``run`` calls hooks (the SPEC form), decided once.
+
+    Like a Ruby block, a hook may take fewer arguments than it is offered: it gets the
+    leading ones of ``(args[, result])``. A global hook also gets the tool's name: by
+    keyword when a parameter is called ``tool_name`` (or it has ``**kwargs``), else as the
+    next positional argument if it has room for one (``def guard(args, name)``, ``*args``).
+    A hook for one tool gets the name only if it names a ``tool_name`` parameter. ``fn``
+    itself is returned when it already takes the SPEC form, so most hooks cost nothing
+    extra per call. Raises ``TypeError`` when ``fn`` cannot take what it would be given.
+    """
+    is_global = key == GLOBAL
+    offered = 1 if when == "before" else 2
+    found = parameters(fn)
+    if found is None:  # a builtin without a readable signature: trust the SPEC form
+        return fn
+    mode: str | None = None
+    if found.names("tool_name") or (is_global and found.var_keyword):
+        mode = "keyword"
+        if "tool_name" in found.positional:  # fill positions up to it, never past
+            count = min(offered, found.positional.index("tool_name"))
+        else:
+            count = found.leading(offered)
+    elif is_global and found.leading(offered + 1) > offered:
+        mode, count = "positional", offered
+    else:
+        count = found.leading(offered)
+    given = ("args", "result")[:count] + (("tool_name",) if mode == "positional" else ())
+    try:
+        found.signature.bind(*given, **({"tool_name": key} if mode == "keyword" else {}))
+    except TypeError as exc:
+        target = "every tool" if is_global else f'tool "{key}"'
+        name_hint = "by keyword or right after them" if is_global else "by keyword if it needs it"
+        raise TypeError(
+            f"{when} hook {_label(fn)} for {target} cannot be called ({exc}). It is called as "
+            f"{_HOOK_FORMS[when, is_global]}: take those arguments or only the leading ones, "
+            f"and tool_name {name_hint}"
+        ) from None
+    if count == offered and mode == ("keyword" if is_global else None):
+        return fn
+    if mode == "keyword":
+
+        def runner(*given: Any, tool_name: str = key) -> Any:
+            return fn(*given[:count], tool_name=tool_name)
+
+    elif mode == "positional":
+
+        def runner(*given: Any, tool_name: str = key) -> Any:
+            return fn(*given[:count], tool_name)
+
+    else:
+
+        def runner(*given: Any, tool_name: str = key) -> Any:
+            return fn(*given[:count])
+
+    return runner
+
+
+def _unchecked_runner(fn: Hook, when: str, key: str) -> Hook:
+    """The runner of a hook put in ``toolbox.hooks`` by hand, never checked: one that cannot
+    be called fails when its turn comes, with the registration error as the call's error."""
+    try:
+        return _hook_runner(fn, when, key)
+    except TypeError as exc:
+        message = str(exc)
+
+        def failing(*given: Any, **named: Any) -> Any:
+            raise TypeError(message)
+
+        return failing
+
+
+def _label(fn: Callable[..., Any]) -> str:
+    """``guard (wc.py:12)``: a hook as its author would recognise it in an error."""
+    if isinstance(fn, functools.partial):
+        return f"functools.partial({_label(fn.func)})"
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        return f"{type(fn).__name__} object"
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None:
+        return name
+    return f"{name} ({Path(code.co_filename).name}:{code.co_firstlineno})"
 
 
 @dataclass(eq=False)
@@ -130,6 +219,10 @@ class Toolbox:
         self.tools: dict[str, Tool] = {}
         self.aliases: dict[str, str] = {}
         self.hooks: dict[str, dict[str, list[Hook]]] = {"before": {}, "after": {}}
+        self._plans: dict[str, dict[str, tuple[list[Hook], tuple[Hook, ...]]]] = {
+            "before": {},
+            "after": {},
+        }
         self.stats: dict[str, CallStats] = {}
         self.context_factory = context_factory
         self.hidden = hidden
@@ -146,7 +239,7 @@ class Toolbox:
         description: str = ...,
         params: Mapping[str, Any] | None = ...,
         required: list[str] | tuple[str, ...] = ...,
-        aliases: list[str] | tuple[str, ...] = ...,
+        aliases: list[str] | tuple[str, ...] | None = ...,
         handler: None = ...,
     ) -> Callable[[Handler], Handler]: ...
 
@@ -158,7 +251,7 @@ class Toolbox:
         description: str = ...,
         params: Mapping[str, Any] | None = ...,
         required: list[str] | tuple[str, ...] = ...,
-        aliases: list[str] | tuple[str, ...] = ...,
+        aliases: list[str] | tuple[str, ...] | None = ...,
         handler: Handler,
     ) -> Tool: ...
 
@@ -169,10 +262,14 @@ class Toolbox:
         description: str = "",
         params: Mapping[str, Any] | None = None,
         required: list[str] | tuple[str, ...] = (),
-        aliases: list[str] | tuple[str, ...] = (),
+        aliases: list[str] | tuple[str, ...] | None = None,
         handler: Handler | None = None,
     ) -> Tool | Callable[[Handler], Handler]:
-        """Register a tool; without ``handler``, return a decorator. Same name replaces."""
+        """Register a tool; without ``handler``, return a decorator. Same name replaces.
+
+        ``aliases=None`` (the default) keeps the aliases of the tool it replaces, so a
+        custom ``execute`` still answers to ``bash``; a list, even an empty one, sets them.
+        """
         if handler is None:
 
             def decorator(fn: Handler) -> Handler:
@@ -197,6 +294,12 @@ class Toolbox:
         if not isinstance(required, list | tuple):
             kind = type(required).__name__
             raise ValueError(f"tool {name!r}: required must be a list of names, not {kind}")
+        old = self.tools.get(name)
+        if aliases is None:  # keep those of the tool it replaces that still lead to it
+            kept = old.aliases if old is not None else []
+            aliases = [alias for alias in kept if self.aliases.get(alias) == name]
+        elif isinstance(aliases, str) or not all(isinstance(a, str) for a in aliases):
+            raise ValueError(f"tool {name!r}: aliases must be a list of names, not {aliases!r}")
         schema = object_schema(props, required)
         validator = compile_validator(name, schema)
         tool = Tool(
@@ -212,7 +315,7 @@ class Toolbox:
             _with_context=_accepts_context(handler),
             _async=_is_async(handler),
         )
-        old = self.tools.pop(name, None)
+        self.tools.pop(name, None)
         if old is not None:
             for alias in old.aliases:
                 if self.aliases.get(alias) == name:
@@ -239,13 +342,36 @@ class Toolbox:
         def register(hook: Hook) -> Hook:
             if not callable(hook):
                 raise ValueError(f"{when} hook for {key!r} is not callable")
-            self.hooks[when].setdefault(key, []).append(hook)
+            runner = _hook_runner(hook, when, key)  # raises for a hook that cannot be called
+            hooks = self.hooks[when].setdefault(key, [])
+            hooks.append(hook)
+            self._runners(when, key, hooks, (hook, runner))
             self._emit(ToolboxEvent("hooks", name=key))
             return hook
 
         if fn is not None:
             return register(fn)
         return register
+
+    def _runners(
+        self, when: str, key: str, hooks: list[Hook], new: tuple[Hook, Hook] | None = None
+    ) -> tuple[Hook, ...]:
+        """The runners for ``hooks`` (a list of the public table ``self.hooks``), remembered
+        with a copy of that list. Each hook's runner is made once: at registration, or, for a
+        hook put in the table directly, at the first call that finds the list changed."""
+        source = list(hooks)
+        known: dict[int, Hook] = {}
+        plan = self._plans[when].get(key)
+        if plan is not None:  # ids are safe: plan[0] keeps those hooks alive
+            known = {id(hook): runner for hook, runner in zip(plan[0], plan[1], strict=True)}
+        if new is not None:
+            known[id(new[0])] = new[1]
+        runners = tuple(
+            known[id(hook)] if id(hook) in known else _unchecked_runner(hook, when, key)
+            for hook in source
+        )
+        self._plans[when][key] = (source, runners)
+        return runners
 
     def before(self, name: str | Hook | None = None, fn: Hook | None = None) -> Any:
         """``@before("tool")``, ``@before()``, bare ``@before``, or ``before("tool", fn)``."""
@@ -264,6 +390,7 @@ class Toolbox:
         self.tools.clear()
         self.aliases.clear()
         self.hooks = {"before": {}, "after": {}}
+        self._plans = {"before": {}, "after": {}}
         self._emit(ToolboxEvent("tools"))
         self._emit(ToolboxEvent("hooks"))
 
@@ -405,23 +532,31 @@ class Toolbox:
     async def _call(
         self, tool: Tool, args: dict[str, Any], context: ToolContext | None
     ) -> dict[str, Any]:
-        # Each list is copied as its turn comes, so a hook added by an earlier step of this
-        # call (a before hook, the handler) already runs in its later steps.
+        # Each list is read as its turn comes, so a hook added by an earlier step of this
+        # call (a before hook, the handler) already runs in its later steps. A list's runners
+        # (see _hook_runner) are reused while the list is unchanged: no signature is read here.
         # ``value is not None`` spares inspect.isawaitable for the usual hook returning None.
         # The four loops are written out on purpose: one helper coroutine (or generator)
         # for them cost 3-4 us a call and put sync_overhead_ratio at 1.22-1.50 in bench
         # dispatch (goal 1.3); written out, 1.07-1.28 (six runs).
         before, after = self.hooks["before"], self.hooks["after"]
+        plans_before, plans_after = self._plans["before"], self._plans["after"]
         name = tool.name
         hooks = before.get(GLOBAL)
         if hooks:
-            for hook in list(hooks):
+            plan = plans_before.get(GLOBAL)
+            runners = (
+                plan[1] if plan and plan[0] == hooks else self._runners("before", GLOBAL, hooks)
+            )
+            for hook in runners:
                 value = hook(args, tool_name=name)
                 if value is not None and inspect.isawaitable(value):
                     await value
         hooks = before.get(name)
         if hooks:
-            for hook in list(hooks):
+            plan = plans_before.get(name)
+            runners = plan[1] if plan and plan[0] == hooks else self._runners("before", name, hooks)
+            for hook in runners:
                 value = hook(args)
                 if value is not None and inspect.isawaitable(value):
                     await value
@@ -447,13 +582,19 @@ class Toolbox:
             raw = {"output": value}
         hooks = after.get(GLOBAL)
         if hooks:
-            for hook in list(hooks):
+            plan = plans_after.get(GLOBAL)
+            runners = (
+                plan[1] if plan and plan[0] == hooks else self._runners("after", GLOBAL, hooks)
+            )
+            for hook in runners:
                 value = hook(args, raw, tool_name=name)
                 if value is not None and inspect.isawaitable(value):
                     await value
         hooks = after.get(name)
         if hooks:
-            for hook in list(hooks):
+            plan = plans_after.get(name)
+            runners = plan[1] if plan and plan[0] == hooks else self._runners("after", name, hooks)
+            for hook in runners:
                 value = hook(args, raw)
                 if value is not None and inspect.isawaitable(value):
                     await value
