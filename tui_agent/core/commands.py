@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .signatures import leading_arguments
+
 log = logging.getLogger("tui_agent.commands")
 
 Completions = Sequence[str] | Callable[[], Sequence[str]] | None
@@ -144,13 +146,8 @@ class Commands:
 
 
 def _takes_argument(handler: CommandHandler) -> bool:
-    try:
-        params = inspect.signature(handler).parameters.values()
-    except (TypeError, ValueError):
-        return True
-    return any(
-        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params
-    )
+    """Whether the handler takes the argument string (an unreadable signature: it does)."""
+    return leading_arguments(handler, 1) != 0
 
 
 def parse_command(line: str) -> tuple[str, str | None] | None:
