@@ -1007,6 +1007,27 @@ async def test_unknown_command_lists_the_commands(project: Path) -> None:
     session.journal.close()
 
 
+async def test_a_tool_run_by_a_slash_command_shows_in_the_chat(project: Path) -> None:
+    """The toolbox announces every call, whoever makes it: a command's tool call gets its
+    block like a model's (it could open the approval dialog but never showed before)."""
+    session = create_session(project, yes=True)
+
+    async def count(args: str | None) -> None:
+        result = await session.toolbox.run("list", {"path": "."})
+        session.output.say(f"listed: {result.ok}")
+
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: session.loaded)
+        session.commands.register("count", description="Count", handler=count)
+        await send(pilot, "/count")
+        await wait_for(pilot, lambda: "listed: True" in note_texts(app))
+        (block,) = app.chat.query(ToolCallBlock)
+        assert block.tool_name == "list" and block.result is not None and block.result.ok
+        assert block.call_id.startswith("toolbox-call-")
+    session.journal.close()
+
+
 async def test_a_bare_slash_lists_the_commands_and_goes_nowhere(project: Path) -> None:
     with FakeOpenAI([]) as server:
         session = create_session(project, base_url=server.base_url, model="m")

@@ -270,12 +270,19 @@ def test_the_fuzz_covers_every_bundled_tool(tool_session: Session) -> None:
 
 
 def run_tool(loop: Loop, toolbox: Toolbox, name: str, args: Any) -> tuple[Result, list[str]]:
+    """The result, and the tools whose hooks ran (a global before hook put first records
+    them; the toolbox announces every call, invalid ones too, so its events cannot tell)."""
     started: list[str] = []
-    stop = toolbox.listen(lambda e: started.append(e.name) if e.kind == "call_started" else None)
+
+    def first_hook(args: Any, tool_name: str) -> None:
+        started.append(tool_name)
+
+    hooks = toolbox.hooks["before"].setdefault("*", [])
+    hooks.insert(0, first_hook)
     try:
         result = loop.run(toolbox.run(name, args))
     finally:
-        stop()
+        hooks.remove(first_hook)
     return result, started
 
 

@@ -12,7 +12,6 @@ import contextlib
 import json
 import logging
 import random
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from . import events as ev
 from .config import SECRET_KEYS
 from .providers.base import Finish, Provider, ProviderError, Text, Thinking, ToolCall, Usage
 from .result import Result
+from .toolbox import CANCELLED
 
 if TYPE_CHECKING:
     from .session import Session
@@ -30,7 +30,6 @@ DEFAULT_MAX_STEPS = 50
 DEFAULT_ATTEMPTS = 5
 DEFAULT_BASE_DELAY = 1.0
 MAX_DELAY = 30.0
-CANCELLED = "cancelled by the user"
 INCOMPLETE = "the reply stopped before the model finished"
 CUT_CALL = (
     'not run: the reply reached the model\'s output limit (finish_reason "length") before '
@@ -132,27 +131,12 @@ class Agent:
             args, problem = None, f"invalid JSON arguments for {call.name}: nested too deep"
         if problem is not None and cut:
             problem = CUT_CALL.format(name=call.name)
-        session.events.emit(
-            ev.ToolCallStarted(
-                call.id, call.name, call.arguments, args if isinstance(args, dict) else None
+        if problem is not None:  # announced and answered by the toolbox, like every call
+            return session.toolbox.reject(
+                call.name, problem, call_id=call.id, arguments=call.arguments
             )
-        )
-        started = time.perf_counter()
-        if problem is not None:
-            result = Result({"error": problem})
-        else:
-            context = session.tool_context(call_id=call.id, message_id=call.id)
-            try:
-                result = await session.toolbox.run(call.name, args, context)
-            except asyncio.CancelledError:
-                cancelled = Result({"error": CANCELLED, "name": call.name})
-                elapsed = time.perf_counter() - started
-                session.events.emit(ev.ToolCallFinished(call.id, call.name, cancelled, elapsed))
-                raise
-        session.events.emit(
-            ev.ToolCallFinished(call.id, call.name, result, time.perf_counter() - started)
-        )
-        return result
+        context = session.tool_context(call_id=call.id, message_id=call.id)
+        return await session.toolbox.run(call.name, args, context)
 
     async def _reply(self, provider: Provider) -> Reply:
         """One streamed reply, retrying failures that happen before anything arrived."""

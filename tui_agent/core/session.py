@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -23,12 +24,19 @@ from .commands import Commands, is_command_line, parse_command
 from .config import Config
 from .context import ToolContext, find_worktree
 from .conversation import Conversation, repair, starts_cleanly
-from .events import ConversationReset, EventBus, ExitRequested, ThemeRequested
+from .events import (
+    ConversationReset,
+    EventBus,
+    ExitRequested,
+    ThemeRequested,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from .output import Output
 from .plugins import LoadProblem, LoadReport
 from .prompt import system_prompt
 from .providers import BUILTIN, Provider, ProviderError
-from .toolbox import Toolbox
+from .toolbox import Toolbox, ToolboxEvent
 
 log = logging.getLogger("tui_agent.session")
 
@@ -75,6 +83,7 @@ class Session:
         self.skipped: list[Path] = []
         self._modules: list[str] = []
         self.events = EventBus()
+        self.toolbox.listen(self._announce_call)
         self.approver: Approver = headless_approver(yes)
         self.tool_filters: list[Callable[[str], bool]] = []
         self._turn_hooks: list[Callable[[], Any]] = []
@@ -250,6 +259,20 @@ class Session:
 
     def request_messages(self) -> list[dict[str, Any]]:
         return [{"role": "system", "content": self.system_prompt()}, *self.conversation.messages]
+
+    def _announce_call(self, event: ToolboxEvent) -> None:
+        """Every tool call, whoever made it, goes on the session's events (the chat and
+        headless show it): the toolbox is the one source of call events."""
+        if event.kind == "call_started":
+            args = dict(event.args) if event.args is not None else None
+            raw = event.arguments
+            if not raw and args is not None:
+                raw = json.dumps(args, ensure_ascii=False, default=str)
+            self.events.emit(ToolCallStarted(event.call_id, event.called_as, raw, args))
+        elif event.kind == "call_finished" and event.result is not None:
+            self.events.emit(
+                ToolCallFinished(event.call_id, event.called_as, event.result, event.elapsed)
+            )
 
     def hidden(self, name: str) -> bool:
         """A tool filter hides this tool (denied for every call): it is not offered to the

@@ -19,6 +19,12 @@ from .signatures import leading_arguments, parameters
 from .validation import ArgsValidator, compile_validator, object_schema
 
 log = logging.getLogger("tui_agent.toolbox")
+CANCELLED = "cancelled by the user"
+
+
+def _mapping(args: Any) -> Mapping[str, Any] | None:
+    return args if isinstance(args, Mapping) else None
+
 
 Handler = Callable[..., Any]
 Hook = Callable[..., Any]
@@ -167,7 +173,10 @@ class ToolboxEvent:
     """What changed in a toolbox; the UI listens instead of polling.
 
     kind: ``tools`` (added/replaced/removed/cleared), ``hooks``, ``call_started``,
-    ``call_finished``.
+    ``call_finished``. Every call is announced here, whoever made it (the model, a slash
+    command, another tool), unknown names and invalid arguments included: the toolbox is
+    the one source of call events. ``call_id`` is the context's, or one the toolbox made;
+    ``arguments`` is the raw text of arguments that could not be parsed (``reject``).
     """
 
     kind: Literal["tools", "hooks", "call_started", "call_finished"]
@@ -177,6 +186,7 @@ class ToolboxEvent:
     result: Result | None = None
     elapsed: float = 0.0
     call_id: str = ""
+    arguments: str = ""
 
 
 @dataclass(frozen=True)
@@ -228,6 +238,7 @@ class Toolbox:
         self.hidden = hidden
         self.source = "api"
         self._listeners: list[Listener] = []
+        self._call_count = 0
 
     # -- registration -------------------------------------------------------------------
 
@@ -465,21 +476,28 @@ class Toolbox:
     ) -> Result:
         """Run one call: aliases, validation, hooks, handler. Tool failures never raise."""
         real = self.resolve(name)
+        call_args: Any = {} if args is None else (dict(args) if isinstance(args, Mapping) else args)
+        call_id = ""
+        if self._listeners:  # the event is only built for someone to hear it
+            call_id = (context.call_id if context is not None else "") or self._new_call_id()
+            self._emit(
+                ToolboxEvent(
+                    "call_started", real or name, name, _mapping(call_args), call_id=call_id
+                )
+            )
         if real is None:
             hidden = self.hidden
             available = ", ".join(sorted(n for n in self.tools if hidden is None or not hidden(n)))
-            return Result({"error": f'unknown tool: "{name}". Available: {available}'})
+            result = Result({"error": f'unknown tool: "{name}". Available: {available}'})
+            self._finished(name, name, call_args, result, 0.0, call_id)
+            return result
         tool = self.tools[real]
-        call_args: Any = {} if args is None else (dict(args) if isinstance(args, Mapping) else args)
         assert tool._validator is not None
         problem = tool._validator.error(call_args)
         if problem is not None:
             result = Result({"error": problem})
-            self._record(tool.name, name, call_args, result, 0.0, context)
+            self._record(tool.name, name, call_args, result, 0.0, call_id)
             return result
-        if self._listeners:  # the event is only built for someone to hear it
-            call_id = context.call_id if context is not None else ""
-            self._emit(ToolboxEvent("call_started", tool.name, name, call_args, call_id=call_id))
         started = time.perf_counter()
         token = _CURRENT.set(CallInfo(tool.name, name, context))
         try:
@@ -488,13 +506,33 @@ class Toolbox:
         except Exception as exc:  # hooks and handlers: any failure goes back as a result
             result = self._failure(exc, name, call_args)
         except asyncio.CancelledError:
+            cancelled = Result({"error": CANCELLED, "name": name})
+            self._finished(tool.name, name, call_args, cancelled, 0.0, call_id)
             raise
         except BaseException as exc:  # sys.exit, KeyboardInterrupt… raised by the tool itself
             result = self._failure(exc, name, call_args)
         finally:
             _CURRENT.reset(token)
-        self._record(tool.name, name, call_args, result, time.perf_counter() - started, context)
+        self._record(tool.name, name, call_args, result, time.perf_counter() - started, call_id)
         return result
+
+    def reject(self, name: str, error: str, *, call_id: str = "", arguments: str = "") -> Result:
+        """A call that cannot be made (its arguments are not JSON, or were cut off): it is
+        announced like any call and answered with ``error``; nothing runs, no hook is called.
+        ``arguments``: the raw text, shown as it came."""
+        result = Result({"error": error})
+        if self._listeners:
+            call_id = call_id or self._new_call_id()
+            real = self.resolve(name) or name
+            self._emit(
+                ToolboxEvent("call_started", real, name, call_id=call_id, arguments=arguments)
+            )
+            self._finished(real, name, None, result, 0.0, call_id)
+        return result
+
+    def _new_call_id(self) -> str:
+        self._call_count += 1
+        return f"toolbox-call-{self._call_count}"
 
     def _failure(self, exc: BaseException, name: str, args: Any) -> Result:
         message = str(exc) or type(exc).__name__
@@ -502,32 +540,24 @@ class Toolbox:
         return Result({"error": message, "name": name, "args": args})
 
     def _record(
-        self,
-        real: str,
-        called_as: str,
-        args: Any,
-        result: Result,
-        elapsed: float,
-        context: ToolContext | None,
+        self, real: str, called_as: str, args: Any, result: Result, elapsed: float, call_id: str
     ) -> None:
         stats = self.stats.get(real)
         if stats is None:
             stats = self.stats[real] = CallStats()
         stats.calls += 1
         stats.last_result = result
-        if not self._listeners:
-            return
-        self._emit(
-            ToolboxEvent(
-                "call_finished",
-                real,
-                called_as,
-                args if isinstance(args, Mapping) else None,
-                result,
-                elapsed,
-                context.call_id if context is not None else "",
+        self._finished(real, called_as, args, result, elapsed, call_id)
+
+    def _finished(
+        self, real: str, called_as: str, args: Any, result: Result, elapsed: float, call_id: str
+    ) -> None:
+        if self._listeners:
+            self._emit(
+                ToolboxEvent(
+                    "call_finished", real, called_as, _mapping(args), result, elapsed, call_id
+                )
             )
-        )
 
     async def _call(
         self, tool: Tool, args: dict[str, Any], context: ToolContext | None
