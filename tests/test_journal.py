@@ -482,3 +482,19 @@ def test_no_api_key_in_the_log_of_a_cli_run(
     assert broken.is_file()
     files = assert_no_secret_on_disk(isolated_home, config)
     assert log_file in files
+
+
+async def test_session_close_closes_the_journal_and_a_later_message_reopens_it(
+    project: Path,
+) -> None:
+    async with FakeOpenAI([Reply("one"), Reply("two")]) as server:
+        session = create_session(project, base_url=server.base_url, model="m")
+        assert await session.turn("first") == "one"
+        handle = session.journal._handle
+        assert handle is not None and not handle.closed
+        await session.close()
+        assert handle.closed  # callers no longer close it themselves
+        assert await session.turn("second") == "two"
+        await session.close()
+    contents = [m.get("content") for m in journal.read_messages(journal_path(session.id))]
+    assert contents == ["first", "one", "second", "two"]

@@ -314,9 +314,11 @@ class Session:
         return fn
 
     async def close(self) -> None:
-        """Run the ``on_close`` functions once, newest first; failures are logged."""
+        """Run the ``on_close`` functions once, newest first (failures are logged), then
+        close the journal (a message recorded later opens it again)."""
         hooks, self._close_hooks = self._close_hooks[::-1], []
         await self._run_hooks(hooks, "close")
+        self.journal.close()
 
     async def _run_hooks(self, hooks: list[Callable[[], Any]], what: str) -> None:
         for fn in list(hooks):
