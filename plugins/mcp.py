@@ -20,7 +20,7 @@ How the servers live (setups are synchronous, MCP clients are not):
   Either way every turn first waits (bounded by each server's ``startup_timeout``) for
   the servers still starting, so the model sees their tools from the first request.
 * **Generations.** ``/reload`` re-runs setups and the toolbox is rebuilt from scratch.
-  The running servers are kept in ``session.state["mcp"]`` (which survives reloads); the
+  The running servers are kept with ``session.kept("mcp", Kept)`` (which survives reloads); the
   next setup retires them (their tools are never re-added, their owner tasks are told to
   stop) and starts the new configuration.
 * **Failures stay local.** A server that cannot start (bad command, bad URL, a crash or
@@ -663,12 +663,19 @@ class Fleet:
 # -- the plugin ---------------------------------------------------------------------------
 
 
+@dataclass
+class Kept:
+    """What outlives a reload: the running fleet, and the old fleets still stopping."""
+
+    fleet: Fleet | None = None
+    stopping: set[asyncio.Task[None]] = field(default_factory=set)
+
+
 @tui_agent.setup("mcp")
 def mcp_setup(session: tui_agent.Session) -> None:
-    state = session.state.setdefault("mcp", {"fleet": None, "stopping": set()})
-    stopping: set[asyncio.Task[None]] = state["stopping"]
-    old: Fleet | None = state["fleet"]
-    state["fleet"] = None
+    kept = session.kept("mcp", Kept)
+    stopping = kept.stopping
+    old, kept.fleet = kept.fleet, None
     if old is not None:
         task = old.retire()
         if task is not None:
@@ -717,7 +724,7 @@ def mcp_setup(session: tui_agent.Session) -> None:
                 session.output.say(f'MCP server "{server.name}" not started: {exc}', kind="error")
         if disabled:
             server.state = "disabled"
-    state["fleet"] = fleet
+    kept.fleet = fleet
 
     try:
         asyncio.get_running_loop()

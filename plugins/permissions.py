@@ -21,8 +21,8 @@ from tui_agent.permissions import (
 
 @tui_agent.setup("permissions")
 def permissions(session: tui_agent.Session) -> None:
-    state = session.state.setdefault("permissions", {"session": {}})
-    session_allows: dict[str, list[str]] = state["session"]
+    kept: dict[str, dict[str, list[str]]] = session.kept("permissions", lambda: {"session": {}})
+    session_allows = kept["session"]
 
     def rules() -> Rules:
         table = session.config.get("permission")
@@ -31,7 +31,7 @@ def permissions(session: tui_agent.Session) -> None:
     for problem in rules().problems():
         session.output.say(f"config: {problem}", kind="error")
 
-    session.tool_filters.append(lambda name: rules().hidden(name))
+    session.hide_tools(lambda name: rules().hidden(name))
 
     @session.toolbox.before()
     async def guard(args: dict[str, Any], tool_name: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import os
 import re
@@ -919,3 +920,37 @@ def test_a_file_that_fails_after_registering_keeps_none_of_its_setups(project: P
     assert "halfprov" not in session.providers
     assert [p.path for p in session.problems] == [str(home_plugins_dir() / "half.py")]
     assert "ModuleNotFoundError" in session.problems[0].error
+
+
+def test_kept_state_and_hidden_tools_through_a_reload(project: Path) -> None:
+    """A plugin's typed state outlives /reload; its tool filter belongs to one load."""
+    plugin = project / ".agents" / "plugins" / "keeper.py"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(
+        "from dataclasses import dataclass, field\n"
+        "import tui_agent\n\n"
+        "@dataclass\n"
+        "class Counter:\n"
+        "    loads: int = 0\n"
+        "    seen: list = field(default_factory=list)\n\n"
+        "@tui_agent.setup('keeper')\n"
+        "def keeper(session):\n"
+        "    counter = session.kept('keeper', Counter)\n"
+        "    counter.loads += 1\n"
+        "    session.toolbox.add('secret', description='Hidden', handler=lambda a: {})\n"
+        "    session.toolbox.add('plain', description='Shown', handler=lambda a: {})\n"
+        "    if counter.loads == 1:\n"
+        "        session.hide_tools(lambda name: name == 'secret')\n"
+    )
+    from tui_agent import create_session
+
+    session = create_session(project, trust=True)
+    counter = session.kept("keeper", dict)
+    assert type(counter).__name__ == "Counter" and counter.loads == 1
+    offered = [d["function"]["name"] for d in session.offered_tools()]
+    assert "plain" in offered and "secret" not in offered
+    unknown = asyncio.run(session.toolbox.run("nope", {}))
+    assert "plain" in str(unknown.error) and "secret" not in str(unknown.error)
+    session.reload()
+    assert session.kept("keeper", dict) is counter and counter.loads == 2
+    assert "secret" in [d["function"]["name"] for d in session.offered_tools()]

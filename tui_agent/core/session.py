@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from . import config as config_module
 from . import journal as journal_module
@@ -39,6 +39,7 @@ from .providers import BUILTIN, Provider, ProviderError
 from .toolbox import Toolbox, ToolboxEvent
 
 log = logging.getLogger("tui_agent.session")
+T = TypeVar("T")
 
 
 def new_session_id() -> str:
@@ -305,6 +306,21 @@ class Session:
         one load: ``reload()`` clears them and the setups register again."""
         self._turn_hooks.append(fn)
         return fn
+
+    def kept(self, key: str, make: Callable[[], T]) -> T:
+        """Plugin state that outlives ``reload()``: the object ``make()`` returned the first
+        time ``key`` was asked for (typed; it is stored in ``state``). The ``permissions``
+        plugin keeps its session allows this way, ``mcp`` its running servers."""
+        if key not in self.state:
+            self.state[key] = make()
+        return cast(T, self.state[key])
+
+    def hide_tools(self, hidden: Callable[[str], bool]) -> Callable[[str], bool]:
+        """Keep the tools for which ``hidden(name)`` is true from the model: they are not
+        offered, and unknown-tool errors do not name them (the ``permissions`` plugin hides
+        tools denied for every call). Belongs to one load, like ``on_turn``."""
+        self.tool_filters.append(hidden)
+        return hidden
 
     def on_close(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """Call ``fn()`` (sync or ``async``) when the session closes (the app quits, a
