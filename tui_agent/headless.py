@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from .core import events as ev
@@ -23,6 +24,14 @@ class Printer:
         self._line_open = False  # stdout's last reply line has no newline yet
         self._replies = 0  # replies of this turn that printed text
         self._reply_ended = False  # the reply that printed last has finished
+        self._handlers: dict[type, Callable[[Any], None]] = {  # the rest is not printed
+            ev.TextChunk: self._text,
+            ev.ToolCallStarted: self._call_started,
+            ev.ToolCallFinished: self._call_finished,
+            ev.ReplyFinished: self._reply_finished,
+            ev.Retrying: self._retrying,
+            ev.TurnFinished: self._turn_finished,
+        }
 
     def _json(self, payload: dict[str, Any]) -> None:
         self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
@@ -33,8 +42,7 @@ class Printer:
             self._json({"type": "note", "kind": note.kind, "text": note.text})
         else:
             self._end_line()
-            self.err.write(f"{note.text}\n")
-            self.err.flush()
+            self._err(note.text)
 
     def event(self, event: Any) -> None:
         if isinstance(event, ev.TurnFinished) and event.error:
@@ -42,34 +50,43 @@ class Printer:
         if self.as_json:
             self._json(_as_json(event))
             return
-        if isinstance(event, ev.TextChunk):
-            if self._reply_ended or not self._replies:  # a new reply: its own paragraph
-                self.out.write("\n" if self._replies else "")
-                self._replies += 1
-                self._reply_ended = False
-            self.out.write(event.text)
-            self.out.flush()
-            self._line_open = not event.text.endswith("\n")
-        elif isinstance(event, ev.ToolCallStarted):
-            self._end_line()
-            self.err.write(f"→ {event.name} {event.arguments}\n")
-            self.err.flush()
-        elif isinstance(event, ev.ToolCallFinished):
-            mark = "✔" if event.result.ok else f"✖ {event.result.error}"
-            self.err.write(f"{mark} {event.name} ({event.elapsed:.2f}s)\n")
-            self.err.flush()
-        elif isinstance(event, ev.ReplyFinished):
-            self._end_line()
-            self._reply_ended = True
-            if event.finish_reason == "length":
-                self.err.write(f"note: {ev.LENGTH_NOTE}\n")
-                self.err.flush()
-        elif isinstance(event, ev.Retrying):
-            self.err.write(
-                f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}\n"
-            )
-        elif isinstance(event, ev.TurnFinished):
-            self._end_line()
+        handler = self._handlers.get(type(event))
+        if handler is not None:
+            handler(event)
+
+    def _text(self, event: ev.TextChunk) -> None:
+        if self._reply_ended or not self._replies:  # a new reply: its own paragraph
+            self.out.write("\n" if self._replies else "")
+            self._replies += 1
+            self._reply_ended = False
+        self.out.write(event.text)
+        self.out.flush()
+        self._line_open = not event.text.endswith("\n")
+
+    def _call_started(self, event: ev.ToolCallStarted) -> None:
+        self._end_line()
+        self._err(f"→ {event.name} {event.arguments}")
+
+    def _call_finished(self, event: ev.ToolCallFinished) -> None:
+        mark = "✔" if event.result.ok else f"✖ {event.result.error}"
+        self._err(f"{mark} {event.name} ({event.elapsed:.2f}s)")
+
+    def _reply_finished(self, event: ev.ReplyFinished) -> None:
+        self._end_line()
+        self._reply_ended = True
+        if event.finish_reason == "length":
+            self._err(f"note: {ev.LENGTH_NOTE}")
+
+    def _retrying(self, event: ev.Retrying) -> None:
+        self._end_line()
+        self._err(f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}")
+
+    def _turn_finished(self, event: ev.TurnFinished) -> None:
+        self._end_line()
+
+    def _err(self, line: str) -> None:
+        self.err.write(line + "\n")
+        self.err.flush()
 
     def _end_line(self) -> None:
         """Ends the reply's open line on stdout, so what follows (on stderr, or the next

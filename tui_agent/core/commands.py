@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .listeners import Listeners
 from .signatures import leading_arguments
 
 log = logging.getLogger("tui_agent.commands")
@@ -37,7 +38,7 @@ class Commands:
 
     def __init__(self) -> None:
         self._commands: dict[str, Command] = {}
-        self._listeners: list[Callable[[], None]] = []
+        self._listeners: Listeners[None] = Listeners("commands")
         self.source = "api"
 
     def register(
@@ -129,20 +130,10 @@ class Commands:
 
     def listen(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener()`` whenever a command is added, replaced or removed."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._listeners.add(lambda _change: listener())
 
     def _changed(self) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener()
-            except Exception:
-                log.warning("commands listener failed", exc_info=True)
+        self._listeners.emit(None)
 
 
 def _takes_argument(handler: CommandHandler) -> bool:

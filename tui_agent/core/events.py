@@ -6,14 +6,12 @@ agent nor the toolbox touches a widget.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from .listeners import Listeners
 from .result import Result
-
-log = logging.getLogger("tui_agent.events")
 
 
 @dataclass(frozen=True)
@@ -116,22 +114,14 @@ Event = (
 )
 
 
-@dataclass
 class EventBus:
-    _listeners: list[Callable[[Any], None]] = field(default_factory=list)
+    """The session's events: ``listen(fn)`` gets every one (``fn(event)``), in order."""
 
-    def listen(self, listener: Callable[[Any], None]) -> Callable[[], None]:
-        self._listeners.append(listener)
+    def __init__(self) -> None:
+        self._listeners: Listeners[Event] = Listeners("event")
 
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+    def listen(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        return self._listeners.add(listener)
 
-        return unsubscribe
-
-    def emit(self, event: Any) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                log.warning("event listener failed", exc_info=True)
+    def emit(self, event: Event) -> None:
+        self._listeners.emit(event)

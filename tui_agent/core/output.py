@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-log = logging.getLogger("tui_agent.output")
+from .listeners import Listeners
 
 KINDS = (None, "error", "markdown")
 
@@ -25,8 +24,8 @@ class Output:
 
     def __init__(self, keep: int = 1000) -> None:
         self.history: deque[Note] = deque(maxlen=keep)
-        self._listeners: list[Callable[[Note], None]] = []
-        self._lock = threading.Lock()
+        self._listeners: Listeners[Note] = Listeners("output")
+        self._lock = threading.Lock()  # notes come from worker threads too
 
     def say(self, text: object, kind: str | None = None) -> None:
         if kind not in KINDS:
@@ -34,20 +33,7 @@ class Output:
         note = Note(str(text), kind)
         with self._lock:
             self.history.append(note)
-            listeners = list(self._listeners)
-        for listener in listeners:
-            try:
-                listener(note)
-            except Exception:
-                log.warning("output listener failed", exc_info=True)
+        self._listeners.emit(note)
 
     def listen(self, listener: Callable[[Note], None]) -> Callable[[], None]:
-        with self._lock:
-            self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._listeners.add(listener)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 from .context import ToolContext
+from .listeners import Listeners
 from .result import Result
 from .signatures import leading_arguments, parameters
 from .validation import ArgsValidator, compile_validator, object_schema
@@ -237,7 +238,7 @@ class Toolbox:
         self.context_factory = context_factory
         self.hidden = hidden
         self.source = "api"
-        self._listeners: list[Listener] = []
+        self._listeners: Listeners[ToolboxEvent] = Listeners("toolbox")
         self._call_count = 0
 
     # -- registration -------------------------------------------------------------------
@@ -454,20 +455,10 @@ class Toolbox:
 
     def listen(self, listener: Listener) -> Callable[[], None]:
         """Call ``listener(event)`` on every change and call; returns an unsubscribe function."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._listeners.add(listener)
 
     def _emit(self, event: ToolboxEvent) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                log.warning("toolbox listener failed", exc_info=True)
+        self._listeners.emit(event)
 
     # -- running --------------------------------------------------------------------------
 

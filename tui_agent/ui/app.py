@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the core is imported after the first frame (see DeferredSes
     from ..core.approval import ApprovalRequest, Decision
     from ..core.output import Note
     from ..core.session import Session
+    from .event_handlers import Handler
     from .tools_panel import ToolsPanel
 
 
@@ -155,6 +156,7 @@ class TuiAgentApp(App[None]):
         self.first_frame_drawn = False
         self._tools: ToolsPanel | None = None  # mounted when first shown
         self._chunks: dict[type, bool] = {}  # text chunk classes, known once connected
+        self._handlers: dict[type, Handler] = {}
         self._unheard: list[Note] = []  # notes said before the app listened (shown on load)
         self._session: Session | None = None
         self._deferred: DeferredSession | None = None
@@ -190,11 +192,13 @@ class TuiAgentApp(App[None]):
     def _connect(self, session: Session) -> None:
         """The app becomes the session's approver and hears its events and output."""
         from ..core.events import TextChunk, ThinkingChunk  # the core is imported by now
+        from .event_handlers import HANDLERS
 
         self._session = session
         session.themes = sorted(self.available_themes)
         session.approver = self.approve
         self._chunks = {TextChunk: False, ThinkingChunk: True}  # chunk type -> thinking
+        self._handlers = HANDLERS  # every other event type -> what the app does with it
         self._unsubscribe.append(session.events.listen(self._on_core_event))
         self._unheard = list(session.output.history)  # the rest arrives as OutputNote
         self._unsubscribe.append(session.output.listen(self._on_output))
@@ -449,48 +453,10 @@ class TuiAgentApp(App[None]):
             await chat.add_text(text)
 
     async def on_agent_event(self, message: AgentEvent) -> None:
-        from ..core import events as ev
-
-        event = message.event
         chat = self._live_chat()
-        if chat is None:
-            return
-        if isinstance(event, ev.TextChunk):
-            await chat.add_text(event.text)
-        elif isinstance(event, ev.ThinkingChunk):
-            await chat.add_thinking(event.text)
-        elif isinstance(event, ev.TurnStarted):
-            self.refresh_bindings()  # Cancel comes into the footer
-        elif isinstance(event, ev.ToolCallStarted):
-            real = self.session.toolbox.resolve(event.name)
-            name = event.name if real in (None, event.name) else f"{real} (as {event.name})"
-            await chat.start_call(event.call_id, name, event.arguments, event.args)
-        elif isinstance(event, ev.ToolCallFinished):
-            chat.finish_call(event.call_id, event.result, event.elapsed)
-        elif isinstance(event, ev.UsageUpdate):
-            self.update_status()
-        elif isinstance(event, ev.Retrying):
-            await chat.add_note(
-                f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}"
-            )
-        elif isinstance(event, ev.ReplyFinished):
-            if event.incomplete:
-                await chat.end_reply(incomplete=True)
-            elif event.finish_reason == "length":
-                await chat.add_note(ev.LENGTH_NOTE, kind="warning")
-        elif isinstance(event, ev.TurnFinished):
-            await chat.end_reply()
-            self.update_status()
-            self.call_after_refresh(self.heap.settle)
-        elif isinstance(event, ev.ConversationReset):
-            if event.reason == "resume":
-                await chat.show_transcript(self.session.conversation.messages)
-            else:
-                await chat.clear()
-        elif isinstance(event, ev.ExitRequested):
-            self.exit()
-        elif isinstance(event, ev.ThemeRequested):
-            self.theme = event.name
+        handler = self._handlers.get(type(message.event))
+        if chat is not None and handler is not None:
+            await handler(self, chat, message.event)
 
     async def on_user_line(self, message: UserLine) -> None:
         chat = self._live_chat()

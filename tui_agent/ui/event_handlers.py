@@ -1,0 +1,81 @@
+"""What the app does with each core event: one handler per event type, looked up by type
+(``tui-agent run`` has its own table in ``headless.py``). Imported when the app connects
+to its session, after the first frame, like the core itself. Text and thinking chunks
+never come here: the app batches them (``TuiAgentApp._on_core_event``)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..core import events as ev
+
+if TYPE_CHECKING:
+    from .app import TuiAgentApp
+    from .chat import ChatView
+
+Handler = Callable[["TuiAgentApp", "ChatView", Any], Awaitable[None]]
+
+
+async def turn_started(app: TuiAgentApp, chat: ChatView, event: ev.TurnStarted) -> None:
+    app.refresh_bindings()  # Cancel comes into the footer
+
+
+async def call_started(app: TuiAgentApp, chat: ChatView, event: ev.ToolCallStarted) -> None:
+    real = app.session.toolbox.resolve(event.name)
+    name = event.name if real in (None, event.name) else f"{real} (as {event.name})"
+    await chat.start_call(event.call_id, name, event.arguments, event.args)
+
+
+async def call_finished(app: TuiAgentApp, chat: ChatView, event: ev.ToolCallFinished) -> None:
+    chat.finish_call(event.call_id, event.result, event.elapsed)
+
+
+async def usage(app: TuiAgentApp, chat: ChatView, event: ev.UsageUpdate) -> None:
+    app.update_status()
+
+
+async def retrying(app: TuiAgentApp, chat: ChatView, event: ev.Retrying) -> None:
+    await chat.add_note(f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}")
+
+
+async def reply_finished(app: TuiAgentApp, chat: ChatView, event: ev.ReplyFinished) -> None:
+    if event.incomplete:
+        await chat.end_reply(incomplete=True)
+    elif event.finish_reason == "length":
+        await chat.add_note(ev.LENGTH_NOTE, kind="warning")
+
+
+async def turn_finished(app: TuiAgentApp, chat: ChatView, event: ev.TurnFinished) -> None:
+    await chat.end_reply()
+    app.update_status()
+    app.call_after_refresh(app.heap.settle)
+
+
+async def conversation_reset(app: TuiAgentApp, chat: ChatView, event: ev.ConversationReset) -> None:
+    if event.reason == "resume":
+        await chat.show_transcript(app.session.conversation.messages)
+    else:
+        await chat.clear()
+
+
+async def exit_requested(app: TuiAgentApp, chat: ChatView, event: ev.ExitRequested) -> None:
+    app.exit()
+
+
+async def theme_requested(app: TuiAgentApp, chat: ChatView, event: ev.ThemeRequested) -> None:
+    app.theme = event.name
+
+
+HANDLERS: dict[type, Handler] = {
+    ev.TurnStarted: turn_started,
+    ev.ToolCallStarted: call_started,
+    ev.ToolCallFinished: call_finished,
+    ev.UsageUpdate: usage,
+    ev.Retrying: retrying,
+    ev.ReplyFinished: reply_finished,
+    ev.TurnFinished: turn_finished,
+    ev.ConversationReset: conversation_reset,
+    ev.ExitRequested: exit_requested,
+    ev.ThemeRequested: theme_requested,
+}
