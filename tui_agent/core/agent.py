@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
+from . import messages
 from .config import SECRET_KEYS
 from .providers.base import Finish, Provider, ProviderError, Text, Thinking, ToolCall, Usage
 from .result import Result
@@ -59,7 +59,7 @@ class Agent:
     async def turn(self, prompt: str) -> str:
         session = self.session
         session.events.emit(ev.TurnStarted(prompt))
-        session.record({"role": "user", "content": prompt})
+        session.record(messages.user(prompt))
         reply_text = ""
         steps = 0
         max_steps = int(self._setting("max_steps", DEFAULT_MAX_STEPS))
@@ -77,18 +77,8 @@ class Agent:
                 reply = await self._reply(session.provider)
                 self._pending = None
                 reply_text = reply.text
-                message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
-                if reply.calls:
-                    message["tool_calls"] = [
-                        {
-                            "id": call.id,
-                            "type": "function",
-                            "function": {"name": call.name, "arguments": call.arguments},
-                        }
-                        for call in reply.calls
-                    ]
                 if reply.text or reply.calls:
-                    session.record(message)
+                    session.record(messages.assistant(reply.text, reply.calls))
                 if reply.error is not None:
                     session.output.say(reply.error, kind="error")
                     session.events.emit(ev.TurnFinished(reply_text, error=reply.error, steps=steps))
@@ -99,38 +89,28 @@ class Agent:
                 cut = reply.finish == "length"
                 for call in reply.calls:
                     result = await self._run_call(call, cut=cut)
-                    session.record(
-                        {"role": "tool", "tool_call_id": call.id, "content": result.to_json()}
-                    )
+                    session.record(messages.tool(call.id, result))
         except asyncio.CancelledError:
             pending = self._pending
             if pending is not None and pending.text:
-                session.record({"role": "assistant", "content": pending.text})
+                session.record(messages.assistant(pending.text))
             self._close_open_calls(CANCELLED)
             session.events.emit(ev.TurnFinished(reply_text, cancelled=True, steps=steps))
             raise
 
     def _close_open_calls(self, reason: str) -> None:
         for call_id, name in self.session.conversation.open_calls():
-            result = Result({"error": reason, "name": name})
-            self.session.record(
-                {"role": "tool", "tool_call_id": call_id, "content": result.to_json()}
-            )
+            self.session.record(messages.tool(call_id, Result({"error": reason, "name": name})))
 
     async def _run_call(self, call: ToolCall, *, cut: bool = False) -> Result:
         """``cut``: the reply hit the output limit, so arguments that are not JSON were cut
         off, not mistyped; the model is told so."""
         session = self.session
-        args: Any
-        try:
-            args = json.loads(call.arguments) if call.arguments.strip() else {}
-            problem = None
-        except ValueError as exc:
-            args, problem = None, f"invalid JSON arguments for {call.name}: {exc}"
-        except RecursionError:
-            args, problem = None, f"invalid JSON arguments for {call.name}: nested too deep"
-        if problem is not None and cut:
-            problem = CUT_CALL.format(name=call.name)
+        args, problem = messages.parse_arguments(call.arguments)
+        if problem is not None:
+            problem = f"invalid JSON arguments for {call.name}: {problem}"
+            if cut:
+                problem = CUT_CALL.format(name=call.name)
         if problem is not None:  # announced and answered by the toolbox, like every call
             return session.toolbox.reject(
                 call.name, problem, call_id=call.id, arguments=call.arguments
@@ -191,9 +171,9 @@ class Agent:
     async def _stream(self, provider: Provider, reply: Reply) -> None:
         session = self.session
         tools = session.offered_tools()
-        messages = session.request_messages()
+        request = session.request_messages()
         before = self.tokens
-        async with contextlib.aclosing(provider.stream(messages, tools)) as stream:  # type: ignore[type-var]
+        async with contextlib.aclosing(provider.stream(request, tools)) as stream:  # type: ignore[type-var]
             async for event in stream:
                 if isinstance(event, Text):
                     reply.text += event.text

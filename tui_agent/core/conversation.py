@@ -187,6 +187,7 @@ def repair(messages: Iterable[Any], reason: str) -> list[Message]:
     does not take are left out; calls still open when another message comes get an error
     result saying ``reason``. Calls the last message left open stay open: the caller
     answers them (and journals the answers)."""
+    from .messages import tool
     from .result import Result
 
     cleaned = [_cleaned(message) for message in messages if well_formed(message)]
@@ -200,8 +201,7 @@ def repair(messages: Iterable[Any], reason: str) -> list[Message]:
                 fixed.append(message)
             continue
         for call_id, name in waiting.items():
-            result = Result({"error": reason, "name": name})
-            fixed.append({"role": "tool", "tool_call_id": call_id, "content": result.to_json()})
+            fixed.append(tool(call_id, Result({"error": reason, "name": name})))
         calls = (message.get("tool_calls") or []) if message["role"] == "assistant" else []
         waiting = {call["id"]: call["function"]["name"] for call in calls}
         fixed.append(message)

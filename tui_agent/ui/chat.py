@@ -632,9 +632,7 @@ class ChatView(VerticalScroll):
         self, messages: list[dict[str, Any]], results: dict[Any, Any]
     ) -> list[Widget]:
         """The blocks showing journaled ``messages``; tool calls with their ``results``."""
-        import json
-
-        from ..core.result import Result
+        from ..core import messages as messages_module
         from .markdown_widgets import ReplyMarkdown
 
         widgets: list[Widget] = []
@@ -648,25 +646,13 @@ class ChatView(VerticalScroll):
                         str(message["content"]), ReplyStream.SEGMENT_BLOCKS
                     ):
                         widgets.append(ReplyMarkdown(piece))
-                for call in message.get("tool_calls") or []:
-                    function = call.get("function", {})
-                    raw = function.get("arguments", "")
-                    try:
-                        args = json.loads(raw) if raw else {}
-                    except ValueError:
-                        args = None
-                    answer = results.get(call.get("id"))
-                    result = None
-                    if answer is not None:
-                        try:
-                            data = json.loads(answer.get("content") or "{}")
-                        except ValueError:
-                            data = {"output": answer.get("content")}
-                        result = Result(data if isinstance(data, dict) else {"output": data})
-                    block = ToolCallBlock(
-                        call.get("id", ""), function.get("name", "?"), raw, args, result
-                    )
-                    self.calls[call.get("id", "")] = block
+                for call in messages_module.calls_of(message):
+                    args, _ = messages_module.parse_arguments(call.arguments)
+                    answer = results.get(call.id)
+                    result = None if answer is None else messages_module.result_of(answer)
+                    shown = args if isinstance(args, dict) else None
+                    block = ToolCallBlock(call.id, call.name or "?", call.arguments, shown, result)
+                    self.calls[call.id] = block
                     widgets.append(block)
         return widgets
 

@@ -9,6 +9,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from ..messages import calls_of
 from .base import StreamEvent, Text, Thinking, ToolCall, Usage
 
 PREFERRED = ("list", "glob", "read")
@@ -70,10 +71,10 @@ class StubProvider:
         if last.get("role") == "tool":
             name = next(
                 (
-                    call["function"]["name"]
+                    call.name
                     for message in reversed(messages)
-                    for call in message.get("tool_calls") or []
-                    if call.get("id") == last.get("tool_call_id")
+                    for call in calls_of(message)
+                    if call.id == last.get("tool_call_id")
                 ),
                 "the tool",
             )
