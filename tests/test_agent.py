@@ -347,3 +347,49 @@ async def test_pytest_fixture_from_the_testing_kit(fake_openai: FakeOpenAI, proj
     session = create_session(project, base_url=fake_openai.base_url, model="m")
     assert await session.turn("hi") == "from the fixture"
     assert fake_openai.requests[0]["model"] == "m"
+
+
+async def test_the_agent_runs_a_turn_from_its_parts_with_no_session(tmp_path: Path) -> None:
+    """No reference back to a Session: a transcript, a toolbox, events, output and a few
+    functions are all the loop needs (an embedder can build one the same way)."""
+    from tui_agent import Toolbox
+    from tui_agent.core.agent import Agent
+    from tui_agent.core.context import ToolContext
+    from tui_agent.core.output import Output
+    from tui_agent.core.providers.openai import OpenAIProvider
+    from tui_agent.core.transcript import Transcript
+
+    toolbox = Toolbox()
+    toolbox.add("echo", description="Echo", params={"text": {"type": "string"}})(
+        lambda args: {"echo": args["text"]}
+    )
+    transcript = Transcript("agent-alone", tmp_path, lambda text: None)
+    bus = ev.EventBus()
+    seen: list[Any] = []
+    bus.listen(seen.append)
+    script = [Reply(calls=[Call("echo", {"text": "hi"})]), Reply("Echoed.")]
+    async with FakeOpenAI(script) as server:
+        provider = OpenAIProvider({"base_url": server.base_url, "model": "m"})
+        agent = Agent(
+            transcript=transcript,
+            toolbox=toolbox,
+            events=bus,
+            output=Output(),
+            settings=lambda: {"retry_base_delay": 0.01},
+            provider=lambda: provider,
+            tools=toolbox.definitions,
+            system_prompt=lambda: "You are a test.",
+            tool_context=lambda **kw: ToolContext(directory=str(tmp_path), **kw),
+        )
+        assert await agent.turn("say hi") == "Echoed."
+    assert server.requests[0]["messages"][0] == {"role": "system", "content": "You are a test."}
+    assert [m["role"] for m in transcript.conversation.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert json.loads(transcript.conversation.messages[2]["content"])["echo"] == "hi"
+    assert [type(e).__name__ for e in seen if isinstance(e, ev.TurnFinished)] == ["TurnFinished"]
+    assert agent.tokens == ev.UsageUpdate(20, 10, 30)
+    transcript.journal.close()

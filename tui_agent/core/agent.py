@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,10 @@ from .result import Result
 from .toolbox import CANCELLED
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .context import ToolContext
+    from .output import Output
+    from .toolbox import Toolbox
+    from .transcript import Transcript
 
 log = logging.getLogger("tui_agent.agent")
 
@@ -47,19 +51,43 @@ class Reply:
 
 
 class Agent:
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    """The loop over its parts, with no reference back to the session: the transcript it
+    records to, the toolbox it calls, the events and notes it emits, and functions for
+    what changes under it (settings and provider after ``/reload`` or ``/model``, the
+    offered tools, the system prompt, each call's context)."""
+
+    def __init__(
+        self,
+        *,
+        transcript: Transcript,
+        toolbox: Toolbox,
+        events: ev.EventBus,
+        output: Output,
+        settings: Callable[[], Mapping[str, Any]],
+        provider: Callable[[], Provider],
+        tools: Callable[[], list[dict[str, Any]]],
+        system_prompt: Callable[[], str],
+        tool_context: Callable[..., ToolContext],
+    ) -> None:
+        self.transcript = transcript
+        self.toolbox = toolbox
+        self.events = events
+        self.output = output
+        self.settings = settings
+        self.provider = provider
+        self.tools = tools
+        self.system_prompt = system_prompt
+        self.tool_context = tool_context
         self.tokens = ev.UsageUpdate(0, 0, 0)
         self._pending: Reply | None = None
 
     def _setting(self, key: str, default: Any) -> Any:
-        value = self.session.config.settings.get(key)
+        value = self.settings().get(key)
         return default if value is None else value
 
     async def turn(self, prompt: str) -> str:
-        session = self.session
-        session.events.emit(ev.TurnStarted(prompt))
-        session.record(messages.user(prompt))
+        self.events.emit(ev.TurnStarted(prompt))
+        self.transcript.record(messages.user(prompt))
         reply_text = ""
         steps = 0
         max_steps = int(self._setting("max_steps", DEFAULT_MAX_STEPS))
@@ -70,53 +98,48 @@ class Agent:
                         f"Stopped after {max_steps} steps (max_steps). Say 'continue' to go on, "
                         "or raise max_steps in config.toml."
                     )
-                    session.output.say(note, kind="error")
-                    session.events.emit(ev.TurnFinished(reply_text, error=note, steps=steps))
+                    self.output.say(note, kind="error")
+                    self.events.emit(ev.TurnFinished(reply_text, error=note, steps=steps))
                     return reply_text
                 steps += 1
-                reply = await self._reply(session.provider)
+                reply = await self._reply(self.provider())
                 self._pending = None
                 reply_text = reply.text
                 if reply.text or reply.calls:
-                    session.record(messages.assistant(reply.text, reply.calls))
+                    self.transcript.record(messages.assistant(reply.text, reply.calls))
                 if reply.error is not None:
-                    session.output.say(reply.error, kind="error")
-                    session.events.emit(ev.TurnFinished(reply_text, error=reply.error, steps=steps))
+                    self.output.say(reply.error, kind="error")
+                    self.events.emit(ev.TurnFinished(reply_text, error=reply.error, steps=steps))
                     return reply_text
                 if not reply.calls:
-                    session.events.emit(ev.TurnFinished(reply_text, steps=steps))
+                    self.events.emit(ev.TurnFinished(reply_text, steps=steps))
                     return reply_text
                 cut = reply.finish == "length"
                 for call in reply.calls:
                     result = await self._run_call(call, cut=cut)
-                    session.record(messages.tool(call.id, result))
+                    self.transcript.record(messages.tool(call.id, result))
         except asyncio.CancelledError:
             pending = self._pending
             if pending is not None and pending.text:
-                session.record(messages.assistant(pending.text))
-            self._close_open_calls(CANCELLED)
-            session.events.emit(ev.TurnFinished(reply_text, cancelled=True, steps=steps))
+                self.transcript.record(messages.assistant(pending.text))
+            self.transcript.close_open_calls(CANCELLED)
+            self.events.emit(ev.TurnFinished(reply_text, cancelled=True, steps=steps))
             raise
-
-    def _close_open_calls(self, reason: str) -> None:
-        for call_id, name in self.session.conversation.open_calls():
-            self.session.record(messages.tool(call_id, Result({"error": reason, "name": name})))
 
     async def _run_call(self, call: ToolCall, *, cut: bool = False) -> Result:
         """``cut``: the reply hit the output limit, so arguments that are not JSON were cut
         off, not mistyped; the model is told so."""
-        session = self.session
         args, problem = messages.parse_arguments(call.arguments)
         if problem is not None:
             problem = f"invalid JSON arguments for {call.name}: {problem}"
             if cut:
                 problem = CUT_CALL.format(name=call.name)
         if problem is not None:  # announced and answered by the toolbox, like every call
-            return session.toolbox.reject(
+            return self.toolbox.reject(
                 call.name, problem, call_id=call.id, arguments=call.arguments
             )
-        context = session.tool_context(call_id=call.id, message_id=call.id)
-        return await session.toolbox.run(call.name, args, context)
+        context = self.tool_context(call_id=call.id, message_id=call.id)
+        return await self.toolbox.run(call.name, args, context)
 
     async def _reply(self, provider: Provider) -> Reply:
         """One streamed reply, retrying failures that happen before anything arrived."""
@@ -128,7 +151,7 @@ class Agent:
             reply = self._pending = Reply()
             try:
                 await self._stream(provider, reply)
-                self.session.events.emit(ev.ReplyFinished(reply.finish))
+                self.events.emit(ev.ReplyFinished(reply.finish))
                 return reply
             except ProviderError as exc:
                 nothing_arrived = not (reply.text or reply.thinking or reply.calls)
@@ -139,7 +162,7 @@ class Agent:
                         delay = min(MAX_DELAY, base * 2 ** (attempt - 1))
                         delay += random.uniform(0, delay / 2)
                     delay = min(delay, MAX_DELAY * 2)
-                    self.session.events.emit(ev.Retrying(attempt, delay, message))
+                    self.events.emit(ev.Retrying(attempt, delay, message))
                     log.info("retrying in %.2fs after: %s", delay, message)
                     await asyncio.sleep(delay)
                     continue
@@ -148,7 +171,7 @@ class Agent:
                 else:  # keep what was shown, marked; never act on it
                     reply.error = f"error: {INCOMPLETE}: {message}"
                     reply.calls = []
-                    self.session.events.emit(ev.ReplyFinished(None, incomplete=True))
+                    self.events.emit(ev.ReplyFinished(None, incomplete=True))
                 if exc.retryable and attempt >= attempts:
                     reply.error += f" (gave up after {attempt} attempts)"
                 return reply
@@ -157,30 +180,29 @@ class Agent:
                 reply.error = self._redact(f"error: provider failed: {type(exc).__name__}: {exc}")
                 reply.calls = []
                 if reply.text or reply.thinking:
-                    self.session.events.emit(ev.ReplyFinished(None, incomplete=True))
+                    self.events.emit(ev.ReplyFinished(None, incomplete=True))
                 return reply
 
     def _redact(self, text: str) -> str:
         """``text`` with every secret setting (the API key) replaced by ``***``."""
         for key in SECRET_KEYS:
-            value = self.session.config.settings.get(key)
+            value = self.settings().get(key)
             if isinstance(value, str) and len(value) >= 8:
                 text = text.replace(value, "***")
         return text
 
     async def _stream(self, provider: Provider, reply: Reply) -> None:
-        session = self.session
-        tools = session.offered_tools()
-        request = session.request_messages()
+        tools = self.tools()
+        request = self.transcript.request(self.system_prompt())
         before = self.tokens
         async with contextlib.aclosing(provider.stream(request, tools)) as stream:  # type: ignore[type-var]
             async for event in stream:
                 if isinstance(event, Text):
                     reply.text += event.text
-                    session.events.emit(ev.TextChunk(event.text))
+                    self.events.emit(ev.TextChunk(event.text))
                 elif isinstance(event, Thinking):
                     reply.thinking += event.text
-                    session.events.emit(ev.ThinkingChunk(event.text))
+                    self.events.emit(ev.ThinkingChunk(event.text))
                 elif isinstance(event, ToolCall):
                     reply.calls.append(event)
                 elif isinstance(event, Usage):  # the last one of a reply counts, not a sum
@@ -189,6 +211,6 @@ class Agent:
                         before.completion_tokens + event.completion_tokens,
                         before.total_tokens + event.total_tokens,
                     )
-                    session.events.emit(self.tokens)
+                    self.events.emit(self.tokens)
                 elif isinstance(event, Finish):
                     reply.finish = event.reason

@@ -37,6 +37,7 @@ from .plugins import LoadProblem, LoadReport
 from .prompt import system_prompt
 from .providers import BUILTIN, Provider, ProviderError
 from .toolbox import Toolbox, ToolboxEvent
+from .transcript import Transcript
 
 log = logging.getLogger("tui_agent.session")
 T = TypeVar("T")
@@ -76,7 +77,6 @@ class Session:
         self.toolbox = Toolbox(context_factory=self.tool_context, hidden=self.hidden)
         self.commands = Commands()
         self.output = Output()
-        self.conversation = Conversation()
         self.config = Config()
         self.providers: dict[str, Any] = {}
         self.problems: list[LoadProblem] = []
@@ -89,8 +89,18 @@ class Session:
         self.tool_filters: list[Callable[[str], bool]] = []
         self._turn_hooks: list[Callable[[], Any]] = []
         self._close_hooks: list[Callable[[], Any]] = []
-        self.journal = journal_module.Journal(self.id, self.directory, self._journal_failed)
-        self.agent = Agent(self)
+        self.transcript = Transcript(self.id, self.directory, self._journal_failed)
+        self.agent = Agent(
+            transcript=self.transcript,
+            toolbox=self.toolbox,
+            events=self.events,
+            output=self.output,
+            settings=lambda: self.config.settings,
+            provider=lambda: self.provider,
+            tools=self.offered_tools,
+            system_prompt=self.system_prompt,
+            tool_context=self.tool_context,
+        )
         self._provider: Provider | None = None
         self._turn: asyncio.Task[Any] | None = None
         self.state: dict[str, Any] = {}
@@ -250,16 +260,25 @@ class Session:
     def _journal_failed(self, text: str) -> None:
         self.output.say(text, kind="error")
 
+    @property
+    def conversation(self) -> Conversation:
+        """The messages so far (``transcript.conversation``)."""
+        return self.transcript.conversation
+
+    @property
+    def journal(self) -> journal_module.Journal:
+        """Where this session's messages are saved (``transcript.journal``)."""
+        return self.transcript.journal
+
     def record(self, message: dict[str, Any]) -> None:
         """Append a message to the conversation and the journal (flushed at once)."""
-        self.conversation.append(message)
-        self.journal.append(message)
+        self.transcript.record(message)
 
     def system_prompt(self) -> str:
         return system_prompt(self.directory, self.worktree)
 
     def request_messages(self) -> list[dict[str, Any]]:
-        return [{"role": "system", "content": self.system_prompt()}, *self.conversation.messages]
+        return self.transcript.request(self.system_prompt())
 
     def _announce_call(self, event: ToolboxEvent) -> None:
         """Every tool call, whoever made it, goes on the session's events (the chat and
@@ -361,9 +380,8 @@ class Session:
     def clear(self) -> None:
         """Forget the conversation; later messages go to a new journal."""
         self.conversation.clear()
-        self.journal.close()
         self.id = new_session_id()
-        self.journal = journal_module.Journal(self.id, self.directory, self._journal_failed)
+        self.transcript.new_journal(self.id)
         self.events.emit(ConversationReset("clear"))
 
     def sessions(self) -> list[journal_module.SessionInfo]:
@@ -402,9 +420,8 @@ class Session:
             path = located
         lines = journal_module.read_lines(path)
         cut, newest = self._newest_messages(path, lines)
-        self.journal.close()
         self.id = path.stem
-        self.journal = journal_module.Journal(self.id, self.directory, self._journal_failed)
+        self.transcript.new_journal(self.id)
         interrupted = "interrupted: the session ended before this call finished"
         self.conversation.clear()
         for message in repair(newest, interrupted):  # a damaged journal still resumes
@@ -419,7 +436,7 @@ class Session:
                 return repair([*older, first], interrupted)[:-1]
 
             self.conversation.defer(earlier)
-        self.agent._close_open_calls(interrupted)
+        self.transcript.close_open_calls(interrupted)
         self.events.emit(ConversationReset("resume"))
         return True
 
