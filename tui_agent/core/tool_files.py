@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from . import schema as schema_module
 from .context import ToolContext
 from .schema import Schema, make_nullable, property_json
+from .signatures import leading_arguments
 
 Execute = Callable[..., Any]
 _NO_DEFAULT: Any = inspect.Parameter.empty
@@ -210,15 +211,7 @@ def _build(fn: Execute, description: str | None, args: Mapping[str, Any] | None)
             params[key], needed = property_json(value)
             if needed:
                 required.append(key)
-        try:
-            positional = [
-                p
-                for p in inspect.signature(fn).parameters.values()
-                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-            ]
-        except (TypeError, ValueError):
-            positional = []
-        with_context = len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in positional)
+        with_context = leading_arguments(fn, 2) == 2  # execute(args, context)
         return ToolSpec(fn, text, params, required, inferred=False, with_context=with_context)
     params, required, names, var_kwargs, context_param = _infer(fn)
     spec = ToolSpec(
