@@ -367,3 +367,31 @@ async def test_a_backlog_is_drawn_in_steps(tmp_path: Path, monkeypatch: Any) -> 
         await app.chat.end_reply()
         await pilot.pause()
         assert shown_reply(app) == backlog
+
+
+async def test_a_reply_that_starts_blank_never_mounts_an_empty_segment(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The first segment is made with text that shows something (see ReplyStream): a
+    provider may send blank lines first (the openai provider holds them back itself)."""
+    made: list[str] = []
+    make = ReplyMarkdown.__init__
+
+    def recording(self: ReplyMarkdown, markdown: str | None = None, **kwargs: Any) -> None:
+        made.append(markdown or "")
+        make(self, markdown, **kwargs)
+
+    monkeypatch.setattr(ReplyMarkdown, "__init__", recording)
+    session = create_session(tmp_path, provider="stub")
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: session.loaded)
+        await app.chat.add_text("\n\n")
+        await pilot.pause(ReplyStream.INTERVAL * 3)  # drawn on its own
+        await app.chat.add_text(" \n")
+        await pilot.pause(ReplyStream.INTERVAL * 3)
+        assert made == []
+        await app.chat.add_text("Hello there")
+        await app.chat.end_reply()
+        await pilot.pause()
+    assert made and made[0].strip() == "Hello there", made

@@ -547,3 +547,26 @@ def test_headless_length_exits_0_with_a_note(project: Path) -> None:
     assert done.returncode == 0
     assert done.stdout == "cut short\n"
     assert f"note: {ev.LENGTH_NOTE}" in done.stderr.splitlines()
+
+
+@pytest.mark.parametrize("cut", [{"drop_after": 5}, {"stall_after": 5}], ids=["dropped", "stalled"])
+async def test_a_stream_that_breaks_after_its_finish_reason_stands(
+    project: Path, cut: dict[str, Any]
+) -> None:
+    """The server said the reply was complete; what went missing is the usage chunk that
+    follows (OpenAI's order) or [DONE]: the reply and its tool calls stand."""
+    ran: list[str] = []
+    # chunks: 0 role, 1 "Calling", 2 the call's header, 3 its arguments, 4 finish, 5 usage
+    script = [
+        Reply("Calling", calls=[Call("mark", {"text": "x"}, pieces=1)], **cut),
+        Reply("done"),
+    ]
+    async with FakeOpenAI(script) as server:
+        session = session_for(project, server, stream_idle_timeout=0.5)
+        session.toolbox.add("mark", params={"text": {"type": "string"}}, description="Mark")(
+            lambda args: ran.append(args["text"]) or {"ok": True}
+        )
+        assert await session.turn("hi") == "done"
+    assert ran == ["x"]
+    assert errors(session) == []
+    assert server.rejected == []

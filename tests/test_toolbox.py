@@ -679,3 +679,72 @@ async def test_sync_handlers_see_the_call_and_the_callers_context_in_their_threa
     assert seen["call"].context is context and seen["context"] is context
     assert seen["marker"] == "from the caller"
     assert current_call() is None
+
+
+# -- call events: review fixes ------------------------------------------------------------
+
+
+async def test_a_call_made_with_the_callers_own_context_gets_an_id_of_its_own() -> None:
+    from tui_agent import ToolContext
+
+    toolbox = Toolbox()
+    toolbox.add("inner", description="Inner")(lambda args: {"inner": True})
+
+    @toolbox.add("outer", description="Outer")
+    async def outer(args: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        result = await toolbox.run("inner", {}, context)  # the context passed on as is
+        return {"inner_ok": result.ok}
+
+    events: list[Any] = []
+    toolbox.listen(lambda e: events.append(e) if e.kind.startswith("call") else None)
+    result = await toolbox.run("outer", {}, ToolContext(call_id="model-call-1"))
+    assert result.ok and result["inner_ok"] is True
+    pairs = [(e.kind, e.name, e.call_id) for e in events]
+    inner_id = pairs[1][2]
+    assert pairs == [
+        ("call_started", "outer", "model-call-1"),
+        ("call_started", "inner", inner_id),
+        ("call_finished", "inner", inner_id),
+        ("call_finished", "outer", "model-call-1"),
+    ]
+    assert inner_id != "model-call-1"
+
+
+async def test_a_cancelled_call_is_announced_with_the_time_it_ran() -> None:
+    toolbox = Toolbox()
+
+    @toolbox.add("slow", description="Slow")
+    async def slow(args: dict[str, Any]) -> dict[str, Any]:
+        await asyncio.sleep(30)
+        return {}
+
+    finished: list[Any] = []
+    toolbox.listen(lambda e: finished.append(e) if e.kind == "call_finished" else None)
+    task = asyncio.ensure_future(toolbox.run("slow", {}))
+    await asyncio.sleep(0.2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    (event,) = finished
+    assert event.result is not None and event.result.error == "cancelled by the user"
+    assert event.elapsed >= 0.15
+
+
+async def test_a_failing_tool_filter_hides_nothing_and_run_never_raises() -> None:
+    def broken(name: str) -> bool:
+        raise KeyError(name)
+
+    toolbox = Toolbox(hidden=broken)
+    toolbox.add("shown", description="Shown")(lambda args: {})
+    result = await toolbox.run("nope", {})
+    assert result.error == 'unknown tool: "nope". Available: shown'
+
+
+async def test_arguments_that_are_not_an_object_are_announced_as_text() -> None:
+    toolbox = Toolbox()
+    toolbox.add("t", description="T", params={"x": {"type": "string"}})(lambda args: {})
+    started: list[Any] = []
+    toolbox.listen(lambda e: started.append(e) if e.kind == "call_started" else None)
+    result = await toolbox.run("t", [1, 2])  # type: ignore[arg-type]
+    assert not result.ok
+    assert (started[0].args, started[0].arguments) == (None, "[1, 2]")

@@ -34,7 +34,7 @@ class Printer:
         }
 
     def _json(self, payload: dict[str, Any]) -> None:
-        self.out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        self.out.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
         self.out.flush()
 
     def note(self, note: Note) -> None:

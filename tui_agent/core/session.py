@@ -296,8 +296,15 @@ class Session:
 
     def hidden(self, name: str) -> bool:
         """A tool filter hides this tool (denied for every call): it is not offered to the
-        model, and the model's unknown-tool errors do not name it."""
-        return any(f(name) for f in list(self.tool_filters))
+        model, and the model's unknown-tool errors do not name it. A filter that raises
+        hides nothing (logged): a plugin's bug must not stop every request."""
+        for hide in list(self.tool_filters):
+            try:
+                if hide(name):
+                    return True
+            except Exception:
+                log.warning("tool filter %r failed for %s", hide, name, exc_info=True)
+        return False
 
     def offered_tools(self) -> list[dict[str, Any]]:
         """Definitions sent to the model, minus tools a filter hides (denied outright)."""
@@ -344,7 +351,7 @@ class Session:
     def on_close(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """Call ``fn()`` (sync or ``async``) when the session closes (the app quits, a
         headless run ends). Cleared by ``reload()`` like ``on_turn``; what must outlive a
-        reload belongs in ``session.state``."""
+        reload belongs in ``session.kept``."""
         self._close_hooks.append(fn)
         return fn
 

@@ -6,6 +6,7 @@ import asyncio
 import contextvars
 import functools
 import inspect
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -25,6 +26,14 @@ CANCELLED = "cancelled by the user"
 
 def _mapping(args: Any) -> Mapping[str, Any] | None:
     return args if isinstance(args, Mapping) else None
+
+
+def _as_text(args: Any) -> str:
+    """Arguments that are not an object, as text for whoever shows the call."""
+    try:
+        return json.dumps(args, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return repr(args)
 
 
 Handler = Callable[..., Any]
@@ -469,16 +478,20 @@ class Toolbox:
         real = self.resolve(name)
         call_args: Any = {} if args is None else (dict(args) if isinstance(args, Mapping) else args)
         call_id = ""
-        if self._listeners:  # the event is only built for someone to hear it
-            call_id = (context.call_id if context is not None else "") or self._new_call_id()
+        if self._listeners:  # a session always listens; a toolbox on its own saves the work
+            call_id = self._call_id(context)
             self._emit(
                 ToolboxEvent(
-                    "call_started", real or name, name, _mapping(call_args), call_id=call_id
+                    "call_started",
+                    real or name,
+                    name,
+                    _mapping(call_args),
+                    call_id=call_id,
+                    arguments="" if isinstance(call_args, Mapping) else _as_text(call_args),
                 )
             )
         if real is None:
-            hidden = self.hidden
-            available = ", ".join(sorted(n for n in self.tools if hidden is None or not hidden(n)))
+            available = ", ".join(sorted(n for n in self.tools if not self._hidden(n)))
             result = Result({"error": f'unknown tool: "{name}". Available: {available}'})
             self._finished(name, name, call_args, result, 0.0, call_id)
             return result
@@ -498,7 +511,8 @@ class Toolbox:
             result = self._failure(exc, name, call_args)
         except asyncio.CancelledError:
             cancelled = Result({"error": CANCELLED, "name": name})
-            self._finished(tool.name, name, call_args, cancelled, 0.0, call_id)
+            elapsed = time.perf_counter() - started
+            self._finished(tool.name, name, call_args, cancelled, elapsed, call_id)
             raise
         except BaseException as exc:  # sys.exit, KeyboardInterrupt… raised by the tool itself
             result = self._failure(exc, name, call_args)
@@ -524,6 +538,25 @@ class Toolbox:
     def _new_call_id(self) -> str:
         self._call_count += 1
         return f"toolbox-call-{self._call_count}"
+
+    def _call_id(self, context: ToolContext | None) -> str:
+        """The context's call id, unless a tool passed its own context on to a call it
+        makes (the inner call gets an id of its own), or one the toolbox makes."""
+        given = context.call_id if context is not None else ""
+        outer = _CURRENT.get()
+        if not given or (outer is not None and outer.context and outer.context.call_id == given):
+            return self._new_call_id()
+        return given
+
+    def _hidden(self, name: str) -> bool:
+        """``hidden(name)``; a filter that fails hides nothing (``run`` never raises)."""
+        if self.hidden is None:
+            return False
+        try:
+            return bool(self.hidden(name))
+        except Exception:
+            log.warning("tool filter failed for %s", name, exc_info=True)
+            return False
 
     def _failure(self, exc: BaseException, name: str, args: Any) -> Result:
         message = str(exc) or type(exc).__name__

@@ -208,6 +208,9 @@ class ReplyStream:
     async def _feed(self, text: str) -> None:
         from .markdown_widgets import ReplyMarkdown
 
+        if self.segment is None and not (self.text + text).strip():
+            self.text += text  # blank so far: no segment yet (never an empty one)
+            return
         pieces = split_markdown(self.text + text, self.SEGMENT_BLOCKS, keep=len(self.text))
         first = pieces[0]
         if self.segment is None:  # the reply's first text: its first segment, with the text
@@ -533,8 +536,8 @@ class ChatView(VerticalScroll):
         await self.prune()
 
     def finish_call(self, call_id: str, result: Result, elapsed: float) -> None:
-        block = self.calls.get(call_id)
-        if block is not None:
+        block = self.calls.pop(call_id, None)
+        if block is not None and block.result is None:
             block.finish(result, elapsed)
 
     async def clear(self) -> None:

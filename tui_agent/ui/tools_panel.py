@@ -108,9 +108,10 @@ class ToolsPanel(Vertical):
         if not self.built:
             return  # show() lists everything
         event = message.event
-        if event.kind == "call_finished" and event.name in self.toolbox.tools:
-            self._update_row(event.name)
-        elif event.kind != "call_started":
+        if event.kind in ("call_started", "call_finished"):  # unknown names: no row
+            if event.kind == "call_finished" and event.name in self.toolbox.tools:
+                self._update_row(event.name)
+        else:
             self.refresh_table()
 
     def _row(self, name: str) -> tuple[Any, ...]:

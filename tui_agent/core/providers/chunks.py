@@ -258,11 +258,6 @@ class ReplyReader:
             arguments = json.dumps(arguments)
         slot["arguments"] += _text(arguments, f"{where}.function.arguments")
 
-    @property
-    def started(self) -> bool:
-        """Anything of the reply arrived, shown or not."""
-        return self.shown or bool(self.calls) or bool(self.tags.held)
-
     def end(self) -> list[StreamEvent]:
         """The events that close a reply the server finished: held text, usage, the tool
         calls (never before the end: a cut call must not run) and the finish reason."""

@@ -9,12 +9,15 @@ import asyncio
 import contextlib
 import email.utils
 import json
+import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 from .base import ProviderError, StreamEvent
 from .chunks import ReplyReader, ShapeError, StreamErrorChunk
+
+log = logging.getLogger("tui_agent.providers")
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_IDLE = 120.0  # stream_idle_timeout: seconds without a byte before a stream is broken
@@ -199,7 +202,11 @@ class OpenAIProvider:
                         for event in reader.feed(chunk):
                             yield event
             except _Broken as exc:
-                raise self._cut(str(exc), reader, retryable=True) from None
+                if reader.finish_reason is None:
+                    raise self._cut(str(exc), reader, retryable=True) from None
+                # the server had said the reply was complete (the usage chunk that follows
+                # a finish_reason, or [DONE], is what went missing): the reply stands
+                log.info("the stream broke after its finish_reason: %s", exc)
             except ShapeError as exc:
                 raise self._cut(
                     f"the server at {self.where} sent a chunk tui-agent cannot read: {exc}",
