@@ -340,3 +340,15 @@ def test_the_import_scanner_sees_textual_imports(tmp_path: Path) -> None:
     )
 
     assert {"textual.app", "textual.widgets"} <= imported_modules(sample)
+
+
+def test_tools_says_why_a_file_in_a_tools_folder_gave_no_tools(project: Path) -> None:
+    """`tui-agent tools` is where one looks: a helper script beside the tool files is named
+    with the reason (a quiet note, not a problem); `run` stays quiet about it."""
+    write(project / ".tui-agent" / "tools" / "helper.py", "import sys\nprint(sys.argv)\n")
+    done = run_cli("tools", "--trust", "--provider", "stub", cwd=project)
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if "helper.py" in line]
+    assert line.startswith("tui-agent: No tools in .tui-agent/tools/helper.py: not imported")
+    ran = run_cli("run", "hi", "--trust", "--provider", "stub", cwd=project)
+    assert "helper.py" not in ran.stderr

@@ -76,15 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def report_problems(session: Session, stream: TextIO) -> None:
+def report_problems(session: Session, stream: TextIO, *, notes: bool = False) -> None:
     """Load problems, errors plugins said while loading (an MCP server with a bad config)
-    and skipped project code, on stderr for headless commands. Nobody listened to
-    ``session.output`` while the session loaded: its history holds what was said."""
+    and skipped project code, on stderr for headless commands; with ``notes``, the quiet
+    notes too (``tui-agent tools``: a file in a tools folder that gave no tools, and why).
+    Nobody listened to ``session.output`` while the session loaded: its history holds
+    what was said."""
     for problem in session.problems:
         kind = "config" if problem in session.config_problems else "plugin"
         print(f"tui-agent: {kind} problem: {problem}", file=stream)
     for note in session.output.history:
-        if note.kind == "error":
+        if note.kind == "error" or notes:
             print(f"tui-agent: {note.text}", file=stream)
     if session.skipped:
         files = ", ".join(str(p.relative_to(session.project)) for p in session.skipped)
@@ -275,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (NotADirectoryError, FileNotFoundError) as exc:
         print(f"tui-agent: {exc}", file=sys.stderr)
         return 2
-    report_problems(session, sys.stderr)
+    report_problems(session, sys.stderr, notes=args.command == "tools")
     if args.command == "run" and session.config_problems:
         # a run must not go on without rules the user wrote (a deny dropped would let it run)
         print("tui-agent: not run: fix the config problem above first", file=sys.stderr)
