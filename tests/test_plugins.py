@@ -954,3 +954,48 @@ def test_kept_state_and_hidden_tools_through_a_reload(project: Path) -> None:
     session.reload()
     assert session.kept("keeper", dict) is counter and counter.loads == 2
     assert "secret" in [d["function"]["name"] for d in session.offered_tools()]
+
+
+ON_CLOSE_PLUGIN = """\
+import asyncio
+import tui_agent
+
+LOADS = []
+
+@tui_agent.setup("closer")
+def closer(session):
+    log = session.kept("closer", list)
+    load = len([e for e in log if e.startswith("setup")]) + 1
+    log.append(f"setup {load}")
+    session.on_close(lambda: log.append(f"closed sync {load}"))
+
+    async def later():
+        await asyncio.sleep(0.01)
+        log.append(f"closed async {load}")
+
+    session.on_close(later)
+"""
+
+
+def test_reload_runs_the_replaced_loads_on_close_functions(project: Path) -> None:
+    """A plugin that starts something in its setup and stops it in on_close is not left
+    running by /reload (the replaced load's functions run, newest first)."""
+    from tui_agent import create_session
+
+    plugin = project / ".agents" / "plugins" / "closer.py"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(ON_CLOSE_PLUGIN)
+    session = create_session(project, trust=True)
+    log: list[str] = session.kept("closer", list)
+    session.reload()  # no event loop: they run at once
+    assert log == ["setup 1", "closed async 1", "closed sync 1", "setup 2"]
+
+    async def in_the_app() -> None:
+        session.reload()  # a loop runs: they finish before the next turn starts
+        assert log[-1] == "setup 3"
+        await session.ready()
+        assert log[-2:] == ["closed async 2", "closed sync 2"]
+        await session.close()
+
+    asyncio.run(in_the_app())
+    assert log[-2:] == ["closed async 3", "closed sync 3"]

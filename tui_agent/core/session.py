@@ -89,6 +89,7 @@ class Session:
         self.tool_filters: list[Callable[[str], bool]] = []
         self._turn_hooks: list[Callable[[], Any]] = []
         self._close_hooks: list[Callable[[], Any]] = []
+        self._closing: set[asyncio.Task[None]] = set()  # a replaced load's on_close work
         self.transcript = Transcript(self.id, self.directory, self._journal_failed)
         self.agent = Agent(
             transcript=self.transcript,
@@ -188,7 +189,8 @@ class Session:
         self._provider = None
         self.tool_filters.clear()
         self._turn_hooks.clear()
-        self._close_hooks.clear()
+        self._retire(self._close_hooks[::-1])  # the previous load's, before the new one
+        self._close_hooks = []
         self.toolbox.clear()
         self.toolbox.stats.clear()
         self.commands.clear()
@@ -314,7 +316,7 @@ class Session:
         """Run one user turn to the final reply. ``cancel()`` stops it, transcript intact."""
         self._turn = asyncio.current_task()
         try:
-            await self._run_hooks(self._turn_hooks, "turn")
+            await self.ready()
             return await self.agent.turn(prompt)
         finally:
             self._turn = None
@@ -322,8 +324,30 @@ class Session:
     # -- lifecycle hooks --------------------------------------------------------------------
 
     async def ready(self) -> None:
-        """Run the ``on_turn`` functions now (``tui-agent tools`` lists MCP tools this way)."""
+        """Run the ``on_turn`` functions now (``tui-agent tools`` lists MCP tools this way),
+        after the previous load's ``on_close`` work has finished."""
+        await self._retired()
         await self._run_hooks(self._turn_hooks, "turn")
+
+    def _retire(self, hooks: list[Callable[[], Any]]) -> None:
+        """Run the ``on_close`` functions of a load that ``reload()`` replaces, in order:
+        at once when no event loop runs, else as a task that the next turn, ``ready()``
+        and ``close()`` wait for (``reload()`` itself stays sync)."""
+        if not hooks:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(self._run_hooks(hooks, "close"))
+            return
+        task = loop.create_task(self._run_hooks(hooks, "close"), name="retire the last load")
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _retired(self) -> None:
+        """Wait for the previous loads' ``on_close`` work still running (``_retire``)."""
+        if self._closing:
+            await asyncio.gather(*list(self._closing))
 
     def on_turn(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """Call ``fn()`` (sync or ``async``) at the start of every turn, before the model is
@@ -359,6 +383,7 @@ class Session:
         """Run the ``on_close`` functions once, newest first (failures are logged), then
         close the journal (a message recorded later opens it again)."""
         hooks, self._close_hooks = self._close_hooks[::-1], []
+        await self._retired()
         await self._run_hooks(hooks, "close")
         self.journal.close()
 
