@@ -393,3 +393,23 @@ async def test_the_agent_runs_a_turn_from_its_parts_with_no_session(tmp_path: Pa
     assert [type(e).__name__ for e in seen if isinstance(e, ev.TurnFinished)] == ["TurnFinished"]
     assert agent.tokens == ev.UsageUpdate(20, 10, 30)
     transcript.journal.close()
+
+
+async def test_notes_travel_with_the_events_in_order(project: Path) -> None:
+    """One stream: a note a tool says while it runs comes between its call's start and end
+    on session.events, wherever it was said from (a sync tool runs in a worker thread)."""
+    from tui_agent.core.output import Note
+
+    script = [Reply(calls=[Call("talk", {})]), Reply("done")]
+    async with FakeOpenAI(script) as server:
+        session = session_for(project, server)
+        session.toolbox.add("talk", description="Says something")(
+            lambda args: session.output.say("working on it") or {"ok": True}
+        )
+        seen: list[Any] = []
+        session.events.listen(seen.append)
+        assert await session.turn("hi") == "done"
+    kinds = [type(e).__name__ for e in seen if not isinstance(e, ev.TextChunk | ev.UsageUpdate)]
+    start = kinds.index("ToolCallStarted")
+    assert kinds[start : start + 3] == ["ToolCallStarted", "Note", "ToolCallFinished"]
+    assert Note("working on it") in seen

@@ -31,6 +31,7 @@ class Printer:
             ev.ReplyFinished: self._reply_finished,
             ev.Retrying: self._retrying,
             ev.TurnFinished: self._turn_finished,
+            Note: self.note,
         }
 
     def _json(self, payload: dict[str, Any]) -> None:
@@ -47,7 +48,7 @@ class Printer:
     def event(self, event: Any) -> None:
         if isinstance(event, ev.TurnFinished) and event.error:
             self.failed = event.error
-        if self.as_json:
+        if self.as_json and not isinstance(event, Note):
             self._json(_as_json(event))
             return
         handler = self._handlers.get(type(event))
@@ -118,7 +119,6 @@ def _as_json(event: Any) -> dict[str, Any]:
 def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int:
     """Exit status: 0 ok, 1 model/API failure (or cancelled)."""
     printer = Printer(sys.stdout, sys.stderr, as_json)
-    session.output.listen(printer.note)
     session.events.listen(printer.event)
     if session.provider_name == "stub":
         print(

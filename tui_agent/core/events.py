@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .listeners import Listeners
+from .output import Note
 from .result import Result
 
 
@@ -111,6 +112,7 @@ Event = (
     | ConversationReset
     | ExitRequested
     | ThemeRequested
+    | Note
 )
 
 

@@ -76,14 +76,14 @@ class Session:
         self.trust_flag = trust
         self.toolbox = Toolbox(context_factory=self.tool_context, hidden=self.hidden)
         self.commands = Commands()
-        self.output = Output()
+        self.events = EventBus()  # agent events, tool calls and notes: one stream
+        self.output = Output(bus=self.events)
         self.config = Config()
         self.providers: dict[str, Any] = {}
         self.problems: list[LoadProblem] = []
         self.config_problems: list[LoadProblem] = []  # also in problems
         self.skipped: list[Path] = []
         self._modules: list[str] = []
-        self.events = EventBus()
         self.toolbox.listen(self._announce_call)
         self.approver: Approver = headless_approver(yes)
         self.tool_filters: list[Callable[[str], bool]] = []

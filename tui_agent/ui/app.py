@@ -200,8 +200,7 @@ class TuiAgentApp(App[None]):
         self._chunks = {TextChunk: False, ThinkingChunk: True}  # chunk type -> thinking
         self._handlers = HANDLERS  # every other event type -> what the app does with it
         self._unsubscribe.append(session.events.listen(self._on_core_event))
-        self._unheard = list(session.output.history)  # the rest arrives as OutputNote
-        self._unsubscribe.append(session.output.listen(self._on_output))
+        self._unheard = list(session.output.history)  # the rest comes with the events
 
     @property
     def chat(self) -> ChatView:
@@ -227,9 +226,6 @@ class TuiAgentApp(App[None]):
         if session is not None and session.loaded:
             await self._after_load()
         self._load_after_first_frame()
-
-    def _on_output(self, note: Note) -> None:
-        self.post_message(OutputNote(note))
 
     def _load_after_first_frame(self, rounds: int = 30) -> None:
         """Once the whole first frame is on screen, set ``first_frame_drawn`` (the chat

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core import events as ev
+from ..core.output import Note
 
 if TYPE_CHECKING:
     from .app import TuiAgentApp
@@ -67,6 +68,10 @@ async def theme_requested(app: TuiAgentApp, chat: ChatView, event: ev.ThemeReque
     app.theme = event.name
 
 
+async def note(app: TuiAgentApp, chat: ChatView, event: Note) -> None:
+    await chat.add_note(event.text, event.kind)
+
+
 HANDLERS: dict[type, Handler] = {
     ev.TurnStarted: turn_started,
     ev.ToolCallStarted: call_started,
@@ -78,4 +83,5 @@ HANDLERS: dict[type, Handler] = {
     ev.ConversationReset: conversation_reset,
     ev.ExitRequested: exit_requested,
     ev.ThemeRequested: theme_requested,
+    Note: note,
 }
