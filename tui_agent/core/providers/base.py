@@ -53,13 +53,11 @@ class ProviderError(Exception):
         retryable: bool = False,
         partial: bool = False,
         retry_after: float | None = None,
-        incomplete: bool = False,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.partial = partial
         self.retry_after = retry_after
-        self.incomplete = incomplete  # the reply stopped before the model finished
 
 
 @runtime_checkable

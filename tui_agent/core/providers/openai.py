@@ -233,9 +233,7 @@ class OpenAIProvider:
         """A reply that stopped before the model finished: retried only if nothing of it was
         shown (a retry would show it twice)."""
         shown = reader.shown
-        return ProviderError(
-            message, retryable=retryable and not shown, partial=shown, incomplete=True
-        )
+        return ProviderError(message, retryable=retryable and not shown, partial=shown)
 
     async def models(self) -> list[str]:
         try:
