@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from tui_agent import create_session
 from tui_agent.testing import FakeOpenAI, Reply, wait_for
-from tui_agent.ui.app import DeferredSession, TuiAgentApp
+from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.chat import ReplyMarkdown, UserMessage
 from tui_agent.ui.prompt import PromptArea
 
@@ -118,16 +118,14 @@ async def test_the_first_prompt_shows_above_an_instant_reply(project: Path, run:
     chat: no cell is stale."""
     async with FakeOpenAI([Reply(REPLY, chunk_words=2)]) as server:
         app = TuiAgentApp(
-            DeferredSession(
-                project,
-                lambda: create_session(
-                    project, base_url=server.base_url, model="fake-model", load=False
-                ),
-            )
+            make_session=lambda: create_session(
+                project, base_url=server.base_url, model="fake-model", load=False
+            ),
+            directory=project,
         )
         terminal = watch(app)
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: app.first_frame_drawn and app.session.loaded, 10)
+            await wait_for(pilot, lambda: app.first_frame_drawn and app.session_ready, 10)
             send_keys(app, PROMPT)
             # the app left to itself until the reply is drawn: a Pilot pause forces frames
             await running(lambda: any("reply to your" in row for row in terminal.lines()))

@@ -14,10 +14,11 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from textual.widgets import Footer
+import pytest
+from textual.widgets import DataTable, Footer
 
 from tui_agent import Session, create_session
-from tui_agent.testing import FakeOpenAI, Reply
+from tui_agent.testing import FakeOpenAI, Reply, wait_for, wait_for_text
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.prompt import PromptArea
 from tui_agent.ui.tools_panel import ToolsPanel
@@ -71,10 +72,10 @@ FIRST_FRAME = textwrap.dedent(
     async def main():
         async with app.run_test(size=(100, 30)) as pilot:
             for _ in range(200):
-                if app.session.loaded:
+                if app.session.extensions.loaded:
                     break
                 await pilot.pause(0.02)
-            seen["loaded"] = app.session.loaded
+            seen["loaded"] = app.session.extensions.loaded
 
     app = TuiAgentApp(create_session(sys.argv[1], load=False))
     asyncio.run(main())
@@ -115,32 +116,34 @@ DEFERRED = textwrap.dedent(
     from tui_agent import cli
     from tui_agent.ui import app as ui_app
 
-    seen = {}
+    seen = {"made": 0}
+    apps = []
+    new_session = cli.new_session
+
+    def recording_new_session(args, *, load):  # what the app's make_session calls
+        app = apps[0]
+        footer = app.query_one("Footer")
+        seen["keys_drawn"] = bool(footer.children) and all(k.region for k in footer.children)
+        seen["prompt_focused"] = app.focused is app.query_one("#prompt")
+        seen["modules"] = sorted(sys.modules)
+        seen["made"] += 1
+        return new_session(args, load=load)
 
     async def main(app):
         async with app.run_test(size=(100, 30)) as pilot:
             for _ in range(200):
-                if app._session is not None and app.session.loaded:
+                if app.session_ready:
                     break
                 await pilot.pause(0.02)
-            seen["loaded"] = app.session.loaded
+            seen["loaded"] = app.session_ready and app.session.extensions.loaded
             seen["tools"] = sorted(app.session.toolbox.tools)
 
-    def run_app(session):
-        make = session.make
-
-        def recording_make():
-            footer = app.query_one("Footer")
-            seen["keys_drawn"] = bool(footer.children) and all(k.region for k in footer.children)
-            seen["prompt_focused"] = app.focused is app.query_one("#prompt")
-            seen["modules"] = sorted(sys.modules)
-            return make()
-
-        session.make = recording_make
-        app = ui_app.TuiAgentApp(session)
+    def run_app(app):
+        apps.append(app)
         asyncio.run(main(app))
         return 0
 
+    cli.new_session = recording_new_session
     ui_app.run_app = run_app  # what `tui-agent` runs, headless
     sys.stdin.isatty = sys.stdout.isatty = lambda: True
     os.chdir(sys.argv[1])
@@ -192,7 +195,7 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change(project: Path) ->
         await pilot.pause()
         assert list(footer.children) != keys
         assert any("Panel" in str(key.render()) for key in footer.children)
-    app.session.journal.close()
+    app.session.transcript.journal.close()
 
 
 async def test_the_tools_panel_is_built_when_first_shown_and_lists_every_tool(
@@ -216,7 +219,7 @@ async def test_the_tools_panel_is_built_when_first_shown_and_lists_every_tool(
         session.toolbox.add("late", description="While it is shown", handler=lambda a: 2)
         await pilot.pause()
         assert "late" in {str(key.value) for key in table.rows}  # type: ignore[attr-defined]
-    session.journal.close()
+    session.transcript.journal.close()
 
 
 # -- resume ----------------------------------------------------------------------------------
@@ -236,7 +239,7 @@ def journaled_session(project: Path, turns: int) -> str:
         session.record({"role": "assistant", "content": f"looking {n}", "tool_calls": [call]})
         session.record({"role": "tool", "tool_call_id": f"call_{n}", "content": '{"ok": true}'})
         session.record({"role": "assistant", "content": f"answer **{n}**\n\n- a\n- b"})
-    session.journal.close()
+    session.transcript.journal.close()
     return session.id
 
 
@@ -298,7 +301,7 @@ async def test_resume_draws_the_newest_messages_first_and_the_rest_of_the_tail_a
         assert shown[-1] is chat.query(ReplyMarkdown).last()  # the last message at the bottom
         children = [c for c in chat.children if not isinstance(c, FoldSpacer)]
         assert children[children.index(notes[0]) + 1] is shown[0]
-    session.journal.close()
+    session.transcript.journal.close()
 
 
 async def test_a_cleared_chat_gets_no_more_of_the_resumed_tail(project: Path) -> None:
@@ -313,7 +316,7 @@ async def test_a_cleared_chat_gets_no_more_of_the_resumed_tail(project: Path) ->
         for _ in range(20):
             await pilot.pause(0.02)
         assert len(app.chat.query(UserMessage)) == 0
-    session.journal.close()
+    session.transcript.journal.close()
 
 
 def test_repair_checks_the_whole_transcript_at_once_and_each_message_when_that_fails() -> None:
@@ -362,8 +365,8 @@ def damaged_journal(project: Path, turns: int, seed: int) -> tuple[str, Path]:
     rng = random.Random(seed)
     session = create_session(project, load=False)
     session.record({"role": "user", "content": "start"})
-    session.journal.close()
-    path = session.journal.path
+    session.transcript.journal.close()
+    path = session.transcript.journal.path
     lines: list[str] = []
 
     def message(m: Any) -> None:
@@ -410,7 +413,7 @@ def test_resume_reads_the_newest_messages_first_and_the_conversation_is_the_whol
     places)."""
     from tui_agent.core import journal
     from tui_agent.core.conversation import repair
-    from tui_agent.core.session import Session
+    from tui_agent.core.transcript import Transcript
 
     parsed: list[int] = []
     parse_records = journal.parse_records
@@ -422,7 +425,7 @@ def test_resume_reads_the_newest_messages_first_and_the_conversation_is_the_whol
     monkeypatch.setattr(journal, "parse_records", counting)
     reason = "interrupted: the session ended before this call finished"
     for first in (1, 2, 5, 64):
-        monkeypatch.setattr(Session, "RESUME_FIRST", first)
+        monkeypatch.setattr(Transcript, "RESUME_FIRST", first)
         for seed in range(12):
             session_id, path = damaged_journal(project, turns=40, seed=seed)
             whole = repair(
@@ -441,7 +444,7 @@ def test_resume_reads_the_newest_messages_first_and_the_conversation_is_the_whol
             assert all(m["role"] == "tool" for m in answered)
             assert messages[-len(newest) :] == newest
             assert len(session.conversation) == len(messages)
-            session.journal.close()
+            session.transcript.journal.close()
 
 
 async def test_a_lazily_resumed_conversation_is_sent_whole(project: Path) -> None:
@@ -451,7 +454,7 @@ async def test_a_lazily_resumed_conversation_is_sent_whole(project: Path) -> Non
         assert session.resume(session_id)
         assert len(session.conversation.tail(8)) == 8
         assert await session.turn("and now?") == "all of it"
-        session.journal.close()
+        session.transcript.journal.close()
     sent = server.requests[0]["messages"]
     assert sent[0]["role"] == "system" and sent[-1] == {"role": "user", "content": "and now?"}
     users = [m["content"] for m in sent if m["role"] == "user"]
@@ -478,35 +481,80 @@ async def test_the_app_draws_a_lazily_resumed_conversation_and_loads_the_rest_af
         ]
         assert "160 earlier items" in str(app.chat.query_one(HiddenNote).render())
         assert len(session.conversation.messages) == 240
-    session.journal.close()
+    session.transcript.journal.close()
 
 
-async def test_a_deferred_session_needed_before_the_first_frame_is_made_and_connected(
+async def test_lines_sent_before_the_app_has_made_its_session_wait_for_it_in_order(
     project: Path,
 ) -> None:
-    """A key can need the session before the app makes it: it is made then, and connected
-    at once (the app approves its calls and hears its events), so the turn shows."""
-    from tui_agent.ui.app import DeferredSession
-
+    """The app makes its session in one place, right after the first frame. Before that
+    ``app.session`` raises (no property makes it as a side effect); a command and a prompt
+    sent early wait for it and then run in order. The session is made once and connected
+    (the app approves its calls and hears its events), so both show in the chat."""
     with FakeOpenAI([Reply("early answer")]) as server:
         made: list[Session] = []
 
         def make() -> Session:
-            made.append(create_session(project, base_url=server.base_url))
-            return made[0]
+            made.append(create_session(project, base_url=server.base_url, load=False))
+            return made[-1]
 
-        app = TuiAgentApp(DeferredSession(project, make))
-        assert not made
-        session = app.session  # needed early
-        assert made == [session] and app.session is session
-        assert session.approver == app.approve
+        app = TuiAgentApp(make_session=make, directory=project)
+        with pytest.raises(RuntimeError, match="wait_for_session"):
+            app.session  # noqa: B018
         async with app.run_test(size=SIZE) as pilot:
+            assert made == [] and not app.session_ready  # the first frame is not drawn yet
+            app.run_line("/help")
             app.run_line("hello")
-            for _ in range(200):
-                if any("early answer" in r.source for r in app.chat.query("ReplyMarkdown")):
-                    break
-                await pilot.pause(0.02)
-            replies = [r.source for r in app.chat.query("ReplyMarkdown")]
-            assert replies == ["early answer"]
-            assert made == [session]  # made once
-        session.journal.close()
+            text = await wait_for_text(pilot, "early answer", 10)
+            assert len(made) == 1 and app.session is made[0]
+            assert made[0].approver == app.approve
+            assert text.index("/help") < text.index("Description") < text.index("hello")
+            assert text.index("hello") < text.index("early answer")
+            assert text.count("early answer") == 1
+        assert len(made) == 1  # made once
+        made[0].transcript.journal.close()
+
+
+async def test_tools_panel_asked_for_before_the_session_is_made_shows_once_it_is(
+    project: Path,
+) -> None:
+    app = TuiAgentApp(make_session=lambda: create_session(project, load=False), directory=project)
+    async with app.run_test(size=SIZE) as pilot:
+        assert not app.session_ready
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: app.tools_panel is not None and app.tools_panel.built)
+        assert app.session_ready
+        table = app.query_one("#tools-table", DataTable)
+        assert {"read", "write"} <= {str(key.value) for key in table.rows}
+    app.session.transcript.journal.close()
+
+
+async def test_tab_pressed_before_the_session_is_made_completes_once_it_is(project: Path) -> None:
+    app = TuiAgentApp(make_session=lambda: create_session(project, load=False), directory=project)
+    async with app.run_test(size=SIZE) as pilot:
+        assert not app.session_ready
+        await pilot.press(*"/he", "tab")
+        await wait_for(pilot, lambda: app.prompt.text == "/help ")
+        assert app.session_ready
+    app.session.transcript.journal.close()
+
+
+async def test_the_palette_opened_before_the_session_is_made_lists_its_commands(
+    project: Path,
+) -> None:
+    from textual.command import CommandList, CommandPalette
+
+    def options() -> list[str]:
+        if not isinstance(app.screen, CommandPalette):
+            return []
+        found = app.screen.query_one(CommandList)
+        return [str(found.get_option_at_index(i).prompt) for i in range(found.option_count)]
+
+    app = TuiAgentApp(make_session=lambda: create_session(project, load=False), directory=project)
+    async with app.run_test(size=SIZE) as pilot:
+        assert not app.session_ready
+        await pilot.press("ctrl+p")
+        await pilot.press(*"/reload")
+        await wait_for(pilot, lambda: any("/reload" in option for option in options()))
+        assert app.session_ready
+    app.session.transcript.journal.close()

@@ -14,6 +14,9 @@ from .core import events as ev
 from .core.output import Note
 from .core.session import Session
 
+# what only a UI showing the registries needs: not printed, not even with --json
+UNPRINTED = (ev.ToolsChanged, ev.CommandsChanged)
+
 
 class Printer:
     """Reply text on stdout as it streams; tool activity and notes on stderr."""
@@ -48,6 +51,8 @@ class Printer:
     def event(self, event: Any) -> None:
         if isinstance(event, ev.TurnFinished) and event.error:
             self.failed = event.error
+        if isinstance(event, UNPRINTED):
+            return
         if self.as_json and not isinstance(event, Note):
             self._json(_as_json(event))
             return
@@ -132,7 +137,7 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int
         at once: a cancelled sync tool keeps running in its thread, and Python would wait."""
         if session.cancel():
             return
-        session.journal.close()
+        session.transcript.journal.close()
         sys.stdout.flush()
         print("tui-agent: interrupted", file=sys.stderr, flush=True)
         os._exit(1)
@@ -159,4 +164,4 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int
     try:
         return asyncio.run(main())
     finally:
-        session.journal.close()
+        session.transcript.journal.close()

@@ -1,14 +1,15 @@
-"""What the agent tells the UI (events out) and asks it (approvals, as awaitables).
+"""What the session tells the UI (events out) and asks it (approvals, as awaitables).
 
-The UI and the headless runner subscribe with ``session.events.listen``; neither the
-agent nor the toolbox touches a widget.
+One typed stream: the agent's turn, every tool call (whoever made it), notes, and changes
+of the toolbox and the commands. The UI, the headless runner and plugins subscribe with
+``session.events.listen``; neither the agent nor the toolbox touches a widget.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from .listeners import Listeners
 from .output import Note
@@ -90,6 +91,23 @@ class ConversationReset:
 
 
 @dataclass(frozen=True)
+class ToolsChanged:
+    """The session's toolbox changed: ``kind`` "tools" (a tool added, replaced or removed)
+    or "hooks" (a hook added); ``name`` is the tool's (``"*"`` for a global hook), ``""``
+    when everything changed at once (``reload`` clears the toolbox, a failed setup is
+    rolled back). Read ``session.toolbox`` for what it holds now."""
+
+    kind: Literal["tools", "hooks"]
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class CommandsChanged:
+    """A slash command was registered, replaced or removed, or all were cleared
+    (``reload``). Read ``session.commands`` for what it holds now."""
+
+
+@dataclass(frozen=True)
 class ExitRequested:
     pass
 
@@ -110,6 +128,8 @@ Event = (
     | ReplyFinished
     | Retrying
     | ConversationReset
+    | ToolsChanged
+    | CommandsChanged
     | ExitRequested
     | ThemeRequested
     | Note

@@ -22,8 +22,11 @@ from .heap import Heap
 from .palette import SlashCommands
 from .prompt import CompletionMenu, PromptArea
 
-if TYPE_CHECKING:  # the core is imported after the first frame (see DeferredSession)
+if TYPE_CHECKING:  # the core is imported after the first frame (see TuiAgentApp._load)
+    from textual.worker import Worker
+
     from ..core.approval import ApprovalRequest, Decision
+    from ..core.commands import Commands
     from ..core.output import Note
     from ..core.session import Session
     from .event_handlers import Handler
@@ -117,15 +120,6 @@ class AppFooter(Footer):
         await super().recompose()
 
 
-class DeferredSession:
-    """A session the app makes after its first frame: ``make`` is called then (or as soon as
-    anything needs the session), so the first frame waits for no part of the core."""
-
-    def __init__(self, directory: Path, make: Callable[[], Session]) -> None:
-        self.directory = directory
-        self.make = make
-
-
 class MainScreen(Screen[None]):
     """The default screen. The prompt takes the focus as the screen is composed: with the
     default (the first focusable widget, the chat) and then the prompt, the focus moved
@@ -144,25 +138,43 @@ class TuiAgentApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit"),
     ]
 
-    def __init__(self, session: Session | DeferredSession, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        session: Session | None = None,
+        *,
+        make_session: Callable[[], Session] | None = None,
+        directory: Path | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Give the app a ready ``session``, or ``make_session`` and the ``directory`` it is
+        for: then the app calls ``make_session()`` once, right after its first frame (in
+        ``_load``), so the first frame waits for no part of the core. Until then
+        ``session`` raises; what may come earlier (a line sent, the palette, Tab, Ctrl+T)
+        awaits ``wait_for_session()``."""
         super().__init__(**kwargs)
-        self.directory = session.directory
+        if (session is None) == (make_session is None):
+            raise TypeError("TuiAgentApp takes a session or make_session (with directory)")
+        if session is not None:
+            directory = session.directory
+        elif directory is None:
+            raise TypeError("TuiAgentApp(make_session=...) needs the directory it is for")
+        self.directory = directory
+        self._make_session = make_session
+        self._session_loaded = asyncio.Event()  # set by _load: the session is made and loaded
+        self._waiting: list[str] = []  # lines sent before that, run in order after it
         self._approval_lock = asyncio.Lock()
         self._batch: TextBatch | None = None
         self._unsubscribe: list[Any] = []
         self.heap = Heap()
         self._chat = ChatView(id="chat")
-        self._prompt = PromptArea(lambda: self.session.commands, self.directory, id="prompt")
+        self._prompt = PromptArea(self._commands, self.directory, id="prompt")
         self.first_frame_drawn = False
         self._tools: ToolsPanel | None = None  # mounted when first shown
         self._chunks: dict[type, bool] = {}  # text chunk classes, known once connected
         self._handlers: dict[type, Handler] = {}
         self._unheard: list[Note] = []  # notes said before the app listened (shown on load)
         self._session: Session | None = None
-        self._deferred: DeferredSession | None = None
-        if isinstance(session, DeferredSession):
-            self._deferred = session
-        else:
+        if session is not None:
             self._connect(session)
 
     # -- layout -----------------------------------------------------------------------------
@@ -181,13 +193,30 @@ class TuiAgentApp(App[None]):
 
     @property
     def session(self) -> Session:
-        """The session; a deferred one is made (and connected) on first use: right after
-        the first frame, or earlier if a key needs it."""
+        """The session: the one given, or the one ``_load`` made after the first frame
+        (before that this raises: await ``wait_for_session()`` instead)."""
         if self._session is None:
-            assert self._deferred is not None
-            self._connect(self._deferred.make())
-            assert self._session is not None
+            raise RuntimeError(
+                "the app makes its session after the first frame: await wait_for_session()"
+            )
         return self._session
+
+    @property
+    def session_ready(self) -> bool:
+        """The session is made and loaded (``wait_for_session`` returns at once)."""
+        return self._session is not None and self._session.extensions.loaded
+
+    async def wait_for_session(self) -> Session:
+        """The session once it is made and loaded: at once when it is, else when ``_load``
+        (right after the first frame) is done. Waits in a worker or a widget's handler,
+        never in one of the app's own: the app's queue must run for ``_load`` to come."""
+        if not self.session_ready:
+            await self._session_loaded.wait()
+        return self.session
+
+    async def _commands(self) -> Commands:
+        """The command registry, for the prompt's Tab completion."""
+        return (await self.wait_for_session()).commands
 
     def _connect(self, session: Session) -> None:
         """The app becomes the session's approver and hears its events and output."""
@@ -223,7 +252,7 @@ class TuiAgentApp(App[None]):
         if session is not None and session.conversation:  # resumed: its newest messages
             await self.chat.show_transcript(session.conversation)
         self.update_status()
-        if session is not None and session.loaded:
+        if session is not None and session.extensions.loaded:
             await self._after_load()
         self._load_after_first_frame()
 
@@ -243,13 +272,19 @@ class TuiAgentApp(App[None]):
         self.call_after_refresh(self._load)
 
     async def _load(self) -> None:
-        """The session is made (if deferred), and plugins, tool files and config load, after
-        the first frame is on screen."""
-        session = self.session
+        """Right after the first frame: the one place the session is made (when the app was
+        given ``make_session``), then plugins, tool files and config load; what waited
+        for the session (``wait_for_session``) goes on after the load notes are shown."""
+        session = self._session
+        if session is None:
+            assert self._make_session is not None
+            session = self._make_session()
+            self._connect(session)
         self.update_status()
-        if not session.loaded:
-            session.reload()
+        if not session.extensions.loaded:
+            await session.reload()
             await self._after_load()
+        self._session_loaded.set()
 
     async def _after_load(self) -> None:
         session = self.session
@@ -258,7 +293,7 @@ class TuiAgentApp(App[None]):
             await self.chat.add_note(note.text, note.kind)
         await self._show_load_state()
         self.update_status()
-        if session.needs_trust:
+        if session.workspace.needs_trust:
             self.ask_trust()
 
     async def _show_load_state(self) -> None:
@@ -269,13 +304,13 @@ class TuiAgentApp(App[None]):
             await self.chat.add_note(
                 f"Using the offline **stub** provider. {HOW_TO}", kind="markdown"
             )
-        for problem in session.problems:
-            kind = "config" if problem in session.config_problems else "plugin"
+        for problem in session.extensions.problems:
+            kind = "config" if problem in session.extensions.config_problems else "plugin"
             await self.chat.add_note(f"{kind} problem: {problem}", kind="error")
-        if session.skipped and not session.needs_trust:
+        if session.extensions.skipped and not session.workspace.needs_trust:
             await self.chat.add_note(
-                f"Skipped untrusted project code in {session.project} "
-                f"({len(session.skipped)} files). Run with --trust to load it.",
+                f"Skipped untrusted project code in {session.workspace.project} "
+                f"({len(session.extensions.skipped)} files). Run with --trust to load it.",
                 kind="error",
             )
 
@@ -317,7 +352,7 @@ class TuiAgentApp(App[None]):
         mode = "yes (allow all asks)" if session.yes else "ask"
         busy = " · working…" if session.busy else ""
         return (
-            f"{session.provider_name} / {model} · {session.tokens} tokens · "
+            f"{session.provider_name} / {model} · {session.agent.tokens.total_tokens} tokens · "
             f"permissions: {mode}{busy}"
         )
 
@@ -331,25 +366,26 @@ class TuiAgentApp(App[None]):
         from .approval import TrustScreen
 
         session = self.session
-        files = [str(p.relative_to(session.project)) for p in session.project_code]
+        project = session.workspace.project
+        files = [str(p.relative_to(project)) for p in session.workspace.project_code]
 
         async def answered(trusted: bool | None) -> None:
             if trusted:
-                report = session.trust(remember=True)
+                report = await session.trust(remember=True)
                 await self.chat.add_note(
-                    f"Trusted {session.project}: loaded {len(report.plugin_files)} plugin files "
+                    f"Trusted {project}: loaded {len(report.plugin_files)} plugin files "
                     f"and {len(report.tool_files)} tool files."
                 )
                 for problem in report.problems:
                     await self.chat.add_note(f"plugin problem: {problem}", kind="error")
             else:
-                session.distrust()
+                session.workspace.distrust()
                 await self.chat.add_note(
-                    f"Not trusted: the project code in {session.project} stays off.", kind="error"
+                    f"Not trusted: the project code in {project} stays off.", kind="error"
                 )
             self.update_status()
 
-        self.push_screen(TrustScreen(self.label(session.project), files), answered)
+        self.push_screen(TrustScreen(self.label(session.workspace.project), files), answered)
 
     # -- approvals ----------------------------------------------------------------------------
 
@@ -379,16 +415,41 @@ class TuiAgentApp(App[None]):
         self.run_line(message.text)
 
     def run_line(self, line: str) -> None:
+        """Run what was sent (the prompt's Enter, the palette): a ``/command`` or a turn.
+        Before the session is made and loaded the line waits for it, in order."""
+        if self._waiting or not self.session_ready:
+            self._waiting.append(line)
+            if len(self._waiting) == 1:
+                self._run_waiting()
+            return
+        self._start_line(line)
+
+    def _start_line(self, line: str) -> Worker[None] | None:
         from ..core.commands import is_command_line  # the session is loaded by now
 
         if is_command_line(line):
-            self.run_command(line)
-        else:
-            if self.session.busy:
-                self.notify("Still working: press Esc to cancel first.", severity="warning")
-                self.query_one(PromptArea).text = line
-                return
-            self.run_turn(line)
+            return self.run_command(line)
+        if self.session.busy:
+            self.notify("Still working: press Esc to cancel first.", severity="warning")
+            self._prompt.text = line
+            return None
+        return self.run_turn(line)
+
+    @work(group="waiting", exit_on_error=False)
+    async def _run_waiting(self) -> None:
+        """The lines sent before the session was ready, once it is: one after the other
+        (a second prompt waits for the first turn instead of cancelling it)."""
+        from textual.worker import WorkerCancelled, WorkerFailed
+
+        await self.wait_for_session()
+        while self._waiting:
+            worker = self._start_line(self._waiting[0])
+            if worker is not None:
+                try:
+                    await worker.wait()
+                except (WorkerCancelled, WorkerFailed):
+                    pass  # said in the chat by the worker (run_turn, run_command)
+            self._waiting.pop(0)
 
     def say(self, text: str, kind: str | None = None) -> None:
         """Queue a note behind the events already on their way, so the chat stays in order."""
@@ -474,12 +535,31 @@ class TuiAgentApp(App[None]):
 
     # -- actions ------------------------------------------------------------------------------
 
+    @property
+    def tools_panel(self) -> ToolsPanel | None:
+        """The tools panel, once it has been shown (Ctrl+T)."""
+        return self._tools
+
+    @property
+    def prompt(self) -> PromptArea:
+        return self._prompt
+
     async def action_toggle_tools(self) -> None:
+        if self._session is None:  # pressed before the session is made: shown after
+            self._toggle_tools_later()
+            return
+        await self._toggle_tools(self._session)
+
+    @work(group="tools-panel", exit_on_error=False)
+    async def _toggle_tools_later(self) -> None:
+        await self._toggle_tools(await self.wait_for_session())
+
+    async def _toggle_tools(self, session: Session) -> None:
         from .tools_panel import ToolsPanel
 
         panel = self._tools
         if panel is None:  # the first time: made and docked at the right
-            panel = self._tools = ToolsPanel(self.session.toolbox, id="tools")
+            panel = self._tools = ToolsPanel(session.toolbox, id="tools")
             await self.screen.mount(panel)
         else:
             panel.display = not panel.display
@@ -509,9 +589,7 @@ class TuiAgentApp(App[None]):
             self.focused.hide_menu()
 
 
-def run_app(session: Session | DeferredSession) -> int:
-    app = TuiAgentApp(session)
+def run_app(app: TuiAgentApp) -> int:
+    """Run ``app`` in the terminal until it quits (its session closes as it unmounts)."""
     app.run()
-    if app._session is not None:
-        app._session.journal.close()
     return 0

@@ -1,7 +1,11 @@
 """What the app does with each core event: one handler per event type, looked up by type
 (``tui-agent run`` has its own table in ``headless.py``). Imported when the app connects
 to its session, after the first frame, like the core itself. Text and thinking chunks
-never come here: the app batches them (``TuiAgentApp._on_core_event``)."""
+never come here: the app batches them (``TuiAgentApp._on_core_event``).
+
+This table is the app's one way to hear the session: the chat, the status line and the
+tools panel (when it has been shown) are all updated from here; no widget listens to the
+toolbox or the commands itself."""
 
 from __future__ import annotations
 
@@ -30,6 +34,19 @@ async def call_started(app: TuiAgentApp, chat: ChatView, event: ev.ToolCallStart
 
 async def call_finished(app: TuiAgentApp, chat: ChatView, event: ev.ToolCallFinished) -> None:
     chat.finish_call(event.call_id, event.result, event.elapsed)
+    if app.tools_panel is not None:
+        app.tools_panel.call_finished(event.name)
+
+
+async def tools_changed(app: TuiAgentApp, chat: ChatView, event: ev.ToolsChanged) -> None:
+    if app.tools_panel is not None:  # not shown yet: it lists the toolbox when it is
+        app.tools_panel.tools_changed()
+
+
+async def commands_changed(app: TuiAgentApp, chat: ChatView, event: ev.CommandsChanged) -> None:
+    """The palette and Tab completion read the registry when used; an open completion
+    menu is worked out again (its commands may have gone)."""
+    app.prompt.commands_changed(app.session.commands)
 
 
 async def usage(app: TuiAgentApp, chat: ChatView, event: ev.UsageUpdate) -> None:
@@ -76,6 +93,8 @@ HANDLERS: dict[type, Handler] = {
     ev.TurnStarted: turn_started,
     ev.ToolCallStarted: call_started,
     ev.ToolCallFinished: call_finished,
+    ev.ToolsChanged: tools_changed,
+    ev.CommandsChanged: commands_changed,
     ev.UsageUpdate: usage,
     ev.Retrying: retrying,
     ev.ReplyFinished: reply_finished,

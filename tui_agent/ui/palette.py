@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 
 class SlashCommands(Provider):
-    """Reads the registry at every search, so it follows ``/reload`` and new plugins."""
+    """Reads the registry at every search, so it follows ``/reload`` and new plugins. A
+    palette opened before the app has made its session waits for it (``wait_for_session``)."""
 
     @property
     def agent_app(self) -> TuiAgentApp:
@@ -22,11 +23,12 @@ class SlashCommands(Provider):
         self.agent_app.run_line(line)
 
     async def discover(self) -> Hits:
-        for name, description in self.agent_app.session.commands:
+        session = await self.agent_app.wait_for_session()
+        for name, description in session.commands:
             yield DiscoveryHit(name, partial(self._run, name), help=description or None)
 
     async def search(self, query: str) -> Hits:
-        commands = self.agent_app.session.commands
+        commands = (await self.agent_app.wait_for_session()).commands
         text = query.lstrip()
         exact = text.startswith("/") and commands.get(text[1:].strip()) is not None
         if text.startswith("/") and (" " in text or exact):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -85,9 +85,11 @@ class PromptArea(TextArea):
             super().__init__()
             self.text = text
 
-    def __init__(self, commands: Callable[[], Commands], directory: Path, **kwargs: object) -> None:
-        """``commands`` gives the registry when a completion needs it (the app makes its
-        session after the first frame)."""
+    def __init__(
+        self, commands: Callable[[], Awaitable[Commands]], directory: Path, **kwargs: object
+    ) -> None:
+        """``commands()`` is awaited for the registry when a completion needs it: the app
+        makes its session after the first frame, and a Tab pressed before waits for it."""
         super().__init__(soft_wrap=True, show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
         self.commands = commands
         self.directory = directory
@@ -204,9 +206,10 @@ class PromptArea(TextArea):
         row, column = self.cursor_location
         lines = self.text.split("\n")
         line = lines[row][:column]
+        commands = await self.commands()
         from ..core.commands import complete
 
-        found = complete(line, self.commands(), self.directory)
+        found = complete(line, commands, self.directory)
         self._completion_start = found.start
         candidates = found.candidates
         if not candidates:
@@ -238,3 +241,22 @@ class PromptArea(TextArea):
     def hide_menu(self) -> None:
         if self.menu is not None:
             self.menu.remove_class("visible")
+
+    def commands_changed(self, commands: Commands) -> None:
+        """The command registry changed, maybe while the menu is open: its candidates are
+        worked out again for the line as it is now (the menu closes when none is left)."""
+        menu = self.menu
+        if menu is None or not menu.has_class("visible"):
+            return
+        from ..core.commands import complete
+
+        row, column = self.cursor_location
+        found = complete(self.text.split("\n")[row][:column], commands, self.directory)
+        if not found.candidates:
+            self.hide_menu()
+            return
+        self._completion_start = found.start
+        highlighted = menu.highlighted or 0
+        menu.clear_options()
+        menu.add_options(found.candidates)
+        menu.highlighted = min(highlighted, len(found.candidates) - 1)

@@ -7,19 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
-from textual.message import Message
 from textual.widgets import Label, Static
 
 if TYPE_CHECKING:
     from textual.widgets import DataTable
 
-    from ..core.toolbox import Toolbox, ToolboxEvent
-
-
-class ToolboxChanged(Message):
-    def __init__(self, event: ToolboxEvent) -> None:
-        super().__init__()
-        self.event = event
+    from ..core.toolbox import Toolbox
 
 
 def _last(result: Any) -> Text:
@@ -32,7 +25,10 @@ def _last(result: Any) -> Text:
 
 
 class ToolsPanel(Vertical):
-    """Follows the toolbox through its listener (adds, replacements, hooks, every call).
+    """A table of the toolbox. It does not listen to the toolbox itself: the app's event
+    handlers (``event_handlers.py``) tell it what changed on ``session.events``
+    (``tools_changed`` for adds, replacements, hooks and reloads; ``call_finished`` for
+    every call, whoever made it).
 
     Empty until it is first shown (``show``): the first frame goes without the tables."""
 
@@ -52,7 +48,6 @@ class ToolsPanel(Vertical):
         self.toolbox = toolbox
         self.selected: str | None = None
         self.built = False
-        self._unsubscribe = toolbox.listen(lambda event: self.post_message(ToolboxChanged(event)))
 
     def on_mount(self) -> None:
         self.fit(self.screen.size.height)
@@ -101,18 +96,17 @@ class ToolsPanel(Vertical):
 
         return self.query_one(selector, DataTable)
 
-    def on_unmount(self) -> None:
-        self._unsubscribe()
+    def tools_changed(self) -> None:
+        """Tools or hooks changed: the table is listed again (when built: ``show`` lists
+        everything the first time)."""
+        self.refresh_table()
 
-    def on_toolbox_changed(self, message: ToolboxChanged) -> None:
-        if not self.built:
-            return  # show() lists everything
-        event = message.event
-        if event.kind in ("call_started", "call_finished"):  # unknown names: no row
-            if event.kind == "call_finished" and event.name in self.toolbox.tools:
-                self._update_row(event.name)
-        else:
-            self.refresh_table()
+    def call_finished(self, called_as: str) -> None:
+        """A call ended: its tool's Calls and Last result cells (an unknown name has no
+        row; an alias counts for its tool)."""
+        name = self.toolbox.resolve(called_as)
+        if self.built and name is not None:
+            self._update_row(name)
 
     def _row(self, name: str) -> tuple[Any, ...]:
         from ..core.describe import hooks_label  # with the panel, not before the first frame
