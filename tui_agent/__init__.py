@@ -21,6 +21,14 @@ if TYPE_CHECKING:
     from .core.config import Config, configure, setup
     from .core.context import ToolContext
     from .core.errors import PermissionDenied
+    from .core.messages import (
+        AssistantMessage,
+        Call,
+        Message,
+        SystemMessage,
+        ToolMessage,
+        UserMessage,
+    )
     from .core.output import Note, Output
     from .core.plugins import LoadProblem
     from .core.result import Result
@@ -45,6 +53,12 @@ _HOMES = {
     "setup": ".core.config",
     "ToolContext": ".core.context",
     "PermissionDenied": ".core.errors",
+    "AssistantMessage": ".core.messages",
+    "Call": ".core.messages",
+    "Message": ".core.messages",
+    "SystemMessage": ".core.messages",
+    "ToolMessage": ".core.messages",
+    "UserMessage": ".core.messages",
     "Note": ".core.output",
     "Output": ".core.output",
     "LoadProblem": ".core.plugins",
@@ -78,22 +92,28 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ApprovalRequest",
+    "AssistantMessage",
+    "Call",
     "CallInfo",
     "Commands",
     "Completion",
     "Config",
     "Decision",
     "LoadProblem",
+    "Message",
     "Note",
     "Output",
     "PermissionDenied",
     "Result",
     "Session",
+    "SystemMessage",
     "Tool",
     "ToolContext",
+    "ToolMessage",
     "ToolSpec",
     "Toolbox",
     "ToolboxEvent",
+    "UserMessage",
     "__version__",
     "complete",
     "configure",

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
-from . import messages
 from .config import SECRET_KEYS
+from .messages import AssistantMessage, ToolMessage, UserMessage, parse_arguments
 from .providers.base import Finish, Provider, ProviderError, Text, Thinking, ToolCall, Usage
 from .result import Result
 from .toolbox import CANCELLED
@@ -87,7 +87,7 @@ class Agent:
 
     async def turn(self, prompt: str) -> str:
         self.events.emit(ev.TurnStarted(prompt))
-        self.transcript.record(messages.user(prompt))
+        self.transcript.record(UserMessage(prompt))
         reply_text = ""
         steps = 0
         max_steps = int(self._setting("max_steps", DEFAULT_MAX_STEPS))
@@ -106,7 +106,7 @@ class Agent:
                 self._pending = None
                 reply_text = reply.text
                 if reply.text or reply.calls:
-                    self.transcript.record(messages.assistant(reply.text, reply.calls))
+                    self.transcript.record(AssistantMessage(reply.text, reply.calls))
                 if reply.error is not None:
                     self.output.say(reply.error, kind="error")
                     self.events.emit(ev.TurnFinished(reply_text, error=reply.error, steps=steps))
@@ -117,11 +117,11 @@ class Agent:
                 cut = reply.finish == "length"
                 for call in reply.calls:
                     result = await self._run_call(call, cut=cut)
-                    self.transcript.record(messages.tool(call.id, result))
+                    self.transcript.record(ToolMessage(call.id, result))
         except asyncio.CancelledError:
             pending = self._pending
             if pending is not None and pending.text:
-                self.transcript.record(messages.assistant(pending.text))
+                self.transcript.record(AssistantMessage(pending.text))
             self.transcript.close_open_calls(CANCELLED)
             self.events.emit(ev.TurnFinished(reply_text, cancelled=True, steps=steps))
             raise
@@ -129,7 +129,7 @@ class Agent:
     async def _run_call(self, call: ToolCall, *, cut: bool = False) -> Result:
         """``cut``: the reply hit the output limit, so arguments that are not JSON were cut
         off, not mistyped; the model is told so."""
-        args, problem = messages.parse_arguments(call.arguments)
+        args, problem = parse_arguments(call.arguments)
         if problem is not None:
             problem = f"invalid JSON arguments for {call.name}: {problem}"
             if cut:

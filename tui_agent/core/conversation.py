@@ -1,23 +1,34 @@
-"""The transcript: OpenAI chat messages, kept valid for the next request."""
+"""The conversation: typed messages, kept valid for the next request."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-Message = dict[str, Any]
+from .messages import (
+    AssistantMessage,
+    Call,
+    Message,
+    ToolMessage,
+    UserMessage,
+    adopt,
+    as_message,
+    openai_dict,
+)
+from .result import Result
 
 
 class Conversation:
-    """An ordered list of chat messages (``role``/``content``/``tool_calls``…).
+    """An ordered list of typed messages (``messages.UserMessage``, ``AssistantMessage``…,
+    each also a read-only mapping of its OpenAI dict).
 
     The messages before the ones held can be put off (``defer``): a resumed journal's
     newest messages are read first and the rest on the first use of ``messages``."""
 
-    def __init__(self, messages: list[Message] | None = None) -> None:
-        self._messages: list[Message] = list(messages or [])
+    def __init__(self, messages: Iterable[Mapping[str, Any]] | None = None) -> None:
+        self._messages: list[Message] = [as_message(m) for m in messages or ()]
         self._earlier: Callable[[], list[Message]] | None = None
         self._lock = threading.Lock()
 
@@ -44,7 +55,7 @@ class Conversation:
         held = self._messages
         messages = held if self._earlier is not None and len(held) >= count else self.messages
         start = max(0, len(messages) - count)
-        while start > 0 and messages[start].get("role") == "tool":
+        while start > 0 and isinstance(messages[start], ToolMessage):
             start -= 1
         return messages[start:]
 
@@ -54,10 +65,12 @@ class Conversation:
         were all answered when it came (``repair``)."""
         return missing_tool_results(self._messages if self._earlier else self.messages)
 
-    def append(self, message: Message) -> None:
-        if "role" not in message:
-            raise ValueError("a message needs a role")
-        self._messages.append(message)
+    def append(self, message: Mapping[str, Any]) -> Message:
+        """Add a message (a typed one, or an OpenAI dict, which is copied and typed); returns
+        the typed message. A message without a role raises ``ValueError``."""
+        typed = as_message(message)
+        self._messages.append(typed)
+        return typed
 
     def clear(self) -> None:
         self._earlier = None
@@ -76,20 +89,14 @@ class Conversation:
         return self.messages[index]
 
 
-def missing_tool_results(messages: list[Message]) -> list[tuple[str, str]]:
+def missing_tool_results(messages: Sequence[Message]) -> list[tuple[str, str]]:
     """``(call id, tool name)`` of calls in the last assistant message that have no result."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if message.get("role") == "assistant":
-            answered = {
-                m.get("tool_call_id") for m in messages[index + 1 :] if m.get("role") == "tool"
-            }
-            return [
-                (call["id"], call.get("function", {}).get("name", ""))
-                for call in message.get("tool_calls") or []
-                if call.get("id") not in answered
-            ]
-        if message.get("role") == "user":
+        if isinstance(message, AssistantMessage):
+            answered = {m.call_id for m in messages[index + 1 :] if isinstance(m, ToolMessage)}
+            return [(call.id, call.name) for call in message.calls if call.id not in answered]
+        if isinstance(message, UserMessage):
             return []
     return []
 
@@ -135,10 +142,12 @@ def well_formed(message: Any) -> bool:
     return (content is None or _content_ok(content)) and len(set(ids)) == len(ids)
 
 
-_KEYS = {
-    "tool": ("role", "tool_call_id", "content"),
-    "assistant": ("role", "content", "tool_calls"),
+_TAKEN = {  # the keys tui-agent models, by the roles that take them
+    "tool": frozenset({"role", "tool_call_id", "content"}),
+    "assistant": frozenset({"role", "content", "tool_calls", "name"}),
 }
+_TAKEN_BY_OTHERS = frozenset({"role", "content", "name"})
+_MODELLED = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
 
 
 def _strict(value: Any) -> bool:
@@ -151,58 +160,62 @@ def _strict(value: Any) -> bool:
     return True
 
 
-def _cleaned(message: Message) -> Message:
-    """Only the keys its role takes (plus a string ``name``)."""
-    keys = _KEYS.get(message["role"], ("role", "content"))
-    cleaned = {key: message[key] for key in keys if key in message}
-    if isinstance(message.get("name"), str) and message["role"] != "tool":
-        cleaned["name"] = message["name"]
-    if cleaned.get("tool_calls"):
-        cleaned["tool_calls"] = [
-            {
-                "id": call["id"],
-                "type": "function",
-                "function": {
-                    "name": call["function"]["name"],
-                    "arguments": call["function"]["arguments"],
-                },
-            }
+def _cleaned(message: dict[str, Any]) -> Message:
+    """A well-formed journaled message, typed, with only the modelled keys its role takes
+    (a ``name`` only as a string); keys tui-agent does not model (``reasoning_content``…)
+    stay as they are."""
+    taken = _TAKEN.get(message["role"], _TAKEN_BY_OTHERS)
+    if message.keys() <= taken:
+        cleaned = dict(message)
+    else:
+        cleaned = {k: v for k, v in message.items() if k in taken or k not in _MODELLED}
+    if "name" in cleaned and not isinstance(cleaned["name"], str):
+        del cleaned["name"]
+    calls = None
+    if cleaned.get("tool_calls"):  # well formed: every field is there, and a string
+        calls = tuple(
+            Call(call["id"], call["function"]["name"], call["function"]["arguments"])
             for call in cleaned["tool_calls"]
-        ]
+        )
+        cleaned["tool_calls"] = [call.to_openai() for call in calls]
     else:
         cleaned.pop("tool_calls", None)
-    return cleaned
+    return adopt(cleaned, calls)  # a new dict: typed without a copy
 
 
 def starts_cleanly(message: Any) -> bool:
-    """Whether ``repair`` keeps ``message`` whatever comes before it, and treats what follows
-    it the same: a well-formed, strict-JSON message that is not a tool result. Repairing a
-    transcript from such a message on gives the end of repairing the whole of it."""
-    return well_formed(message) and message["role"] != "tool" and _strict(_cleaned(message))
+    """Whether ``repair`` keeps ``message`` (a journaled dict) whatever comes before it,
+    and treats what follows it the same: a well-formed, strict-JSON message that is not a
+    tool result. Repairing a transcript from such a message on gives the end of repairing
+    the whole of it."""
+    if not well_formed(message) or message["role"] == "tool":
+        return False
+    return _strict(openai_dict(_cleaned(message)))
 
 
 def repair(messages: Iterable[Any], reason: str) -> list[Message]:
-    """A transcript the API accepts, from journaled messages that may be damaged: messages
-    of the wrong shape and tool results that answer no open call are dropped, keys a role
-    does not take are left out; calls still open when another message comes get an error
-    result saying ``reason``. Calls the last message left open stay open: the caller
-    answers them (and journals the answers)."""
-    from .messages import tool
-    from .result import Result
-
-    cleaned = [_cleaned(message) for message in messages if well_formed(message)]
-    if not _strict(cleaned):  # one check for the whole transcript, per message only if it fails
-        cleaned = [message for message in cleaned if _strict(message)]
+    """A transcript the API accepts, typed, from journaled messages (dicts, or typed ones)
+    that may be damaged: messages of the wrong shape and tool results that answer no open
+    call are dropped, modelled keys a role does not take are left out; calls still open
+    when another message comes get an error result saying ``reason``. Calls the last
+    message left open stay open: the caller answers them (and journals the answers)."""
+    raw = (
+        m if type(m) is dict else openai_dict(m) if isinstance(m, Mapping) else m for m in messages
+    )
+    cleaned = [_cleaned(message) for message in raw if well_formed(message)]
+    # one check for the whole transcript, per message only if it fails
+    if not _strict([openai_dict(message) for message in cleaned]):
+        cleaned = [message for message in cleaned if _strict(openai_dict(message))]
     fixed: list[Message] = []
     waiting: dict[str, str] = {}  # call id -> tool name
     for message in cleaned:
-        if message["role"] == "tool":
-            if waiting.pop(message["tool_call_id"], None) is not None:
+        if isinstance(message, ToolMessage):
+            if waiting.pop(message.call_id, None) is not None:
                 fixed.append(message)
             continue
         for call_id, name in waiting.items():
-            fixed.append(tool(call_id, Result({"error": reason, "name": name})))
-        calls = (message.get("tool_calls") or []) if message["role"] == "assistant" else []
-        waiting = {call["id"]: call["function"]["name"] for call in calls}
+            fixed.append(ToolMessage(call_id, Result({"error": reason, "name": name})))
+        calls = message.calls if isinstance(message, AssistantMessage) else ()
+        waiting = {call.id: call.name for call in calls}
         fixed.append(message)
     return fixed

@@ -1,7 +1,8 @@
 """Session journals: one JSONL file per session, appended and flushed per message.
 
 A crash mid-write leaves at most a torn last line, which reading skips. Settings (and
-so API keys) are never written: only the session header and the chat messages.
+so API keys) are never written: only the session header and the chat messages, each as
+its OpenAI dict (``messages.openai_dict``; ``Transcript.resume`` types them again).
 """
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 from . import paths
+from .messages import adopt, openai_dict
 
 log = logging.getLogger("tui_agent.journal")
 
@@ -78,10 +80,11 @@ class Journal:
         handle.write(line + "\n")
         handle.flush()
 
-    def append(self, message: dict[str, Any]) -> None:
+    def append(self, message: Mapping[str, Any]) -> None:
+        """Write ``message`` (typed, or an OpenAI dict) as one flushed line."""
         try:
             self._open()
-            self._write({"type": "message", "message": message})
+            self._write({"type": "message", "message": openai_dict(message)})
         except (OSError, ValueError) as exc:
             log.warning("could not write journal %s", self.path, exc_info=True)
             if not self.failed and self.on_error is not None:
@@ -140,11 +143,13 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 
 def read_messages(path: Path) -> list[dict[str, Any]]:
+    """The journaled message dicts, as written (unchecked: ``conversation.repair`` makes a
+    transcript of them)."""
     return messages_of(read_records(path))
 
 
 def messages_of(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The chat messages among journal records."""
+    """The chat messages among journal records (their dicts, unchecked)."""
     return [
         r["message"]
         for r in records
@@ -159,7 +164,7 @@ def _info(path: Path) -> SessionInfo | None:
     head = records[0]
     messages = messages_of(records)
     first_user = next((m for m in messages if m.get("role") == "user"), None)
-    title = str(first_user.get("content") or "")[:80] if first_user else ""
+    title = adopt(first_user).text[:80] if first_user else ""  # a record nothing else holds
     return SessionInfo(
         id=str(head.get("id") or path.stem),
         directory=str(head.get("directory", "")),

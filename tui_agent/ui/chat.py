@@ -16,7 +16,10 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from ..core.conversation import Conversation
+    from ..core.messages import Message, ToolMessage
     from ..core.result import Result
     from .heap import Heap
     from .markdown_widgets import ReplyMarkdown
@@ -550,11 +553,11 @@ class ChatView(VerticalScroll):
         self.spacer = FoldSpacer()
         await self.mount(self.spacer)
 
-    async def show_transcript(self, messages: list[dict[str, Any]] | Conversation) -> None:
-        """Re-draw a resumed conversation: its newest ``TRANSCRIPT_TAIL`` messages. About a
-        screen of them is mounted at once, for the first frame (from a ``Conversation``,
-        without loading the messages a resume put off); the rest follow above them after
-        that frame (``_show_older``)."""
+    async def show_transcript(self, messages: Sequence[Mapping[str, Any]] | Conversation) -> None:
+        """Re-draw a resumed conversation (typed messages, or OpenAI dicts): its newest
+        ``TRANSCRIPT_TAIL`` messages. About a screen of them is mounted at once, for the
+        first frame (from a ``Conversation``, without loading the messages a resume put
+        off); the rest follow above them after that frame (``_show_older``)."""
         from ..core.conversation import Conversation
 
         conversation = messages if isinstance(messages, Conversation) else Conversation(messages)
@@ -571,7 +574,7 @@ class ChatView(VerticalScroll):
     async def _show_older(
         self,
         conversation: Conversation,
-        newest: list[dict[str, Any]],
+        newest: list[Message],
         above: Widget | None,
         rounds: int = 100,
     ) -> None:
@@ -601,7 +604,7 @@ class ChatView(VerticalScroll):
             await self._show_earlier(older, self._results(older), above)
 
     async def _show_earlier(
-        self, messages: list[dict[str, Any]], results: dict[Any, Any], above: Widget | None
+        self, messages: list[Message], results: dict[str, ToolMessage], above: Widget | None
     ) -> None:
         """Mount the last ``TRANSCRIPT_BATCH`` of ``messages`` above ``above`` (at the end
         without it), then the rest after the next refresh; stops when ``above`` is gone."""
@@ -618,41 +621,42 @@ class ChatView(VerticalScroll):
             self.call_after_refresh(self._show_earlier, messages[:cut], results, above)
 
     @staticmethod
-    def _results(messages: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    def _results(messages: list[Message]) -> dict[str, ToolMessage]:
         """Tool results by call id (they follow their call)."""
-        return {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
+        from ..core.messages import ToolMessage
+
+        return {m.call_id: m for m in messages if isinstance(m, ToolMessage)}
 
     @staticmethod
-    def _tail_start(messages: list[dict[str, Any]], count: int) -> int:
+    def _tail_start(messages: list[Message], count: int) -> int:
         """Where the last ``count`` messages start, moved up off tool results (their call
         comes first)."""
+        from ..core.messages import ToolMessage
+
         start = max(0, len(messages) - count)
-        while start > 0 and messages[start].get("role") == "tool":
+        while start > 0 and isinstance(messages[start], ToolMessage):
             start -= 1
         return start
 
     def _transcript_widgets(
-        self, messages: list[dict[str, Any]], results: dict[Any, Any]
+        self, messages: list[Message], results: dict[str, ToolMessage]
     ) -> list[Widget]:
         """The blocks showing journaled ``messages``; tool calls with their ``results``."""
-        from ..core import messages as messages_module
+        from ..core import messages as core
         from .markdown_widgets import ReplyMarkdown
 
         widgets: list[Widget] = []
         for message in messages:
-            role = message.get("role")
-            if role == "user":
-                widgets.append(UserMessage(str(message.get("content") or ""), markup=False))
-            elif role == "assistant":
-                if message.get("content"):
-                    for piece in split_markdown(
-                        str(message["content"]), ReplyStream.SEGMENT_BLOCKS
-                    ):
+            if isinstance(message, core.UserMessage):
+                widgets.append(UserMessage(message.text, markup=False))
+            elif isinstance(message, core.AssistantMessage):
+                if message.text:
+                    for piece in split_markdown(message.text, ReplyStream.SEGMENT_BLOCKS):
                         widgets.append(ReplyMarkdown(piece))
-                for call in messages_module.calls_of(message):
-                    args, _ = messages_module.parse_arguments(call.arguments)
+                for call in message.calls:
+                    args, _ = call.parsed()
                     answer = results.get(call.id)
-                    result = None if answer is None else messages_module.result_of(answer)
+                    result = None if answer is None else answer.result
                     shown = args if isinstance(args, dict) else None
                     block = ToolCallBlock(call.id, call.name or "?", call.arguments, shown, result)
                     self.calls[call.id] = block

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -62,11 +62,16 @@ class ProviderError(Exception):
 
 @runtime_checkable
 class Provider(Protocol):
+    """``stream`` gets the transcript's typed messages (``core/messages.py``: the agent
+    sends ``SystemMessage``, ``UserMessage``, ``AssistantMessage``, ``ToolMessage``); each
+    is also a read-only mapping of its OpenAI dict, and ``messages.openai_dict`` gives the
+    dict to send. Plain dicts may come too (``session.complete``)."""
+
     name: str
     model: str
 
     def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]]
     ) -> AsyncIterator[StreamEvent]: ...
 
     async def models(self) -> list[str]: ...

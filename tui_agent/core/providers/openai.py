@@ -11,9 +11,10 @@ import email.utils
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from ..messages import openai_dict
 from .base import ProviderError, StreamEvent
 from .chunks import ReplyReader, ShapeError, StreamErrorChunk
 
@@ -171,12 +172,13 @@ class OpenAIProvider:
             yield "\n".join(data).strip()
 
     async def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]]
     ) -> AsyncIterator[StreamEvent]:
         """A reply counts as finished only when the server says so: a ``finish_reason`` or
         ``[DONE]`` (which servers write only after the last chunk; a cut connection cannot
         produce it). Anything else raises: its tool calls are never handed on."""
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True}
+        wire = [openai_dict(message) for message in messages]  # the typed messages' dicts
+        kwargs: dict[str, Any] = {"model": self.model, "messages": wire, "stream": True}
         if tools:
             kwargs["tools"] = tools
         if self._include_usage:

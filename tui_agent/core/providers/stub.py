@@ -6,10 +6,10 @@ It thinks, says, and when tools exist calls one; after a tool result it only say
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from ..messages import calls_of
+from ..messages import AssistantMessage, ToolMessage, UserMessage, as_message
 from .base import StreamEvent, Text, Thinking, ToolCall, Usage
 
 PREFERRED = ("list", "glob", "read")
@@ -65,32 +65,29 @@ class StubProvider:
         return ["stub"]
 
     async def stream(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self, messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]]
     ) -> AsyncIterator[StreamEvent]:
-        last = messages[-1] if messages else {"role": "user", "content": ""}
-        if last.get("role") == "tool":
+        last = as_message(messages[-1]) if messages else UserMessage("")
+        if isinstance(last, ToolMessage):
             name = next(
                 (
                     call.name
-                    for message in reversed(messages)
-                    for call in calls_of(message)
-                    if call.id == last.get("tool_call_id")
+                    for message in map(as_message, reversed(messages))
+                    if isinstance(message, AssistantMessage)
+                    for call in message.calls
+                    if call.id == last.call_id
                 ),
                 "the tool",
             )
-            try:
-                ok = bool(json.loads(last.get("content") or "{}").get("ok"))
-            except (ValueError, AttributeError):
-                ok = False
             reply = (
-                f"The `{name}` tool {'finished' if ok else 'failed'}; its result is above. "
-                f"This is the offline stub provider, so that is all it can do. {HOW_TO}"
+                f"The `{name}` tool {'finished' if last.result.ok else 'failed'}; its result "
+                f"is above. This is the offline stub provider, so that is all it can do. {HOW_TO}"
             )
             for piece in words(reply):
                 yield Text(piece)
             yield Usage(len(messages), len(reply.split()), len(messages) + len(reply.split()))
             return
-        prompt = str(last.get("content") or "")
+        prompt = last.text
         yield Thinking(f"The user wrote {len(prompt.split())} words. I am the offline stub.")
         reply = f"Stub reply to: {prompt.strip()[:200]}"
         tool = pick_tool(tools)
