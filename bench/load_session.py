@@ -25,7 +25,7 @@ def main() -> None:
             {
                 "ms": elapsed * 1000,
                 "tools": len(session.toolbox.tools),
-                "problems": [str(p) for p in session.problems],
+                "problems": [str(p) for p in session.extensions.problems],
             }
         )
     )

@@ -38,14 +38,14 @@ def commands(session: tui_agent.Session) -> None:
     @session.commands.register(
         "reload", description="Re-read plugins, tool files and config without restarting"
     )
-    def reload_command(args: str | None) -> None:
-        report = session.reload()
+    async def reload_command(args: str | None) -> None:
+        report = await session.reload()  # async on_close work and setups finish first
         say(
             f"Reloaded {len(report.plugin_files)} plugin files and {len(report.tool_files)} "
             f"tool files: {len(session.toolbox.tools)} tools, {len(session.commands)} commands."
         )
         for problem in report.problems:
-            kind = "config" if problem in session.config_problems else "plugin"
+            kind = "config" if problem in session.extensions.config_problems else "plugin"
             say(f"{kind} problem: {problem}", kind="error")
 
 
@@ -83,14 +83,12 @@ def session_commands(session: tui_agent.Session) -> None:
         before = len(session.conversation)
         prompt = COMPACT_PROMPT + (f" Focus on: {args}" if args else "")
         summary = await session.complete(
-            [*session.conversation.messages, {"role": "user", "content": prompt}]
+            [*session.conversation.messages, tui_agent.UserMessage(prompt)]
         )
         if not summary.strip():
             raise RuntimeError("the model returned an empty summary; the conversation is kept")
         session.clear()
-        session.record(
-            {"role": "user", "content": f"Summary of the conversation so far:\n\n{summary}"}
-        )
+        session.record(tui_agent.UserMessage(f"Summary of the conversation so far:\n\n{summary}"))
         say(f"Compacted {before} messages into a summary.")
 
     @session.commands.register(
@@ -100,19 +98,21 @@ def session_commands(session: tui_agent.Session) -> None:
         messages = session.conversation.messages
         counts: dict[str, int] = {}
         for message in messages:
-            counts[message.get("role", "?")] = counts.get(message.get("role", "?"), 0) + 1
-        chars = sum(len(json.dumps(m, ensure_ascii=False)) for m in messages)
+            counts[message.role] = counts.get(message.role, 0) + 1
+        chars = sum(len(json.dumps(m.to_openai(), ensure_ascii=False)) for m in messages)
         by_role = ", ".join(f"{k} {v}" for k, v in counts.items())
-        system = len(session.system_prompt())
-        tools = len(json.dumps(session.offered_tools()))
+        system = len(session.workspace.system_prompt())
+        tools = len(json.dumps(session.extensions.offered_tools()))
+        offered = len(session.extensions.offered_tools())
+        used = session.agent.tokens.total_tokens
         lines = [
             "| | |",
             "|---|---|",
             f"| Messages | {len(messages)} ({by_role or 'none'}) |",
             f"| Conversation | ~{chars // 4} tokens ({chars} characters) |",
             f"| System prompt | ~{system // 4} tokens |",
-            f"| Tool definitions | ~{tools // 4} tokens ({len(session.offered_tools())} tools) |",
-            f"| Tokens used so far | {session.tokens} (as reported by the provider) |",
+            f"| Tool definitions | ~{tools // 4} tokens ({offered} tools) |",
+            f"| Tokens used so far | {used} (as reported by the provider) |",
             f"| Model | {session.provider_name} / {session.provider.model} |",
         ]
         say("\n".join(lines), kind="markdown")
@@ -149,17 +149,17 @@ def session_commands(session: tui_agent.Session) -> None:
     @session.commands.register(
         "provider",
         description="Show or switch the provider: /provider NAME",
-        completions=session.provider_names,
+        completions=session.extensions.provider_names,
     )
     def provider_command(args: str | None) -> None:
         if not args:
-            say(f"Provider: {session.provider_name}. Known: {', '.join(session.provider_names())}")
+            known = ", ".join(session.extensions.provider_names())
+            say(f"Provider: {session.provider_name}. Known: {known}")
             return
-        if args not in session.provider_names():
-            raise ValueError(
-                f"unknown provider {args!r}. Known: {', '.join(session.provider_names())}"
-            )
-        session.set_provider(args)
+        if args not in session.extensions.provider_names():
+            known = ", ".join(session.extensions.provider_names())
+            raise ValueError(f"unknown provider {args!r}. Known: {known}")
+        session.set_model(provider=args)
         models.clear()
         fetching.clear()
         say(f"Provider: {args} / {session.provider.model}")

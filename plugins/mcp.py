@@ -1,7 +1,7 @@
 """MCP servers as tools: ``[mcp.servers.NAME]`` in config.toml (issue 8).
 
-The setup: it reads the configuration, keeps the running servers across ``/reload``
-(``session.kept``), starts a ``Fleet`` of them and registers ``/mcp``. How the servers
+The setup: it reads the configuration, starts a ``Fleet`` of servers, stops them in
+``on_close`` (which a reload runs before the next setup) and registers ``/mcp``. How the servers
 live (owner tasks, generations, failures, exit) is in ``tui_agent.mcp``, the client this
 plugin is built on.
 """
@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-from dataclasses import dataclass, field
 
 import tui_agent
 from tui_agent.mcp import (
     INSTALL,
-    STOP_TIMEOUT,
     ConfigError,
     Fleet,
     Server,
@@ -25,38 +23,14 @@ from tui_agent.mcp import (
 # -- the plugin ---------------------------------------------------------------------------
 
 
-@dataclass
-class Kept:
-    """What outlives a reload: the running fleet, and the old fleets still stopping."""
-
-    fleet: Fleet | None = None
-    stopping: set[asyncio.Task[None]] = field(default_factory=set)
-
-
 @tui_agent.setup("mcp")
 def mcp_setup(session: tui_agent.Session) -> None:
-    kept = session.kept("mcp", Kept)
-    stopping = kept.stopping
-    old, kept.fleet = kept.fleet, None
-    if old is not None:
-        task = old.retire()
-        if task is not None:
-            stopping.add(task)
-            task.add_done_callback(stopping.discard)
-
     section = session.config.get("mcp", {})
     servers = section.get("servers", {}) if isinstance(section, dict) else {}
     if not isinstance(servers, dict):
         session.output.say("config: mcp.servers must be a table of servers", kind="error")
         servers = {}
-
-    async def finish_stopping() -> None:
-        pending = [task for task in stopping if task.get_loop() is asyncio.get_running_loop()]
-        if pending:
-            await asyncio.wait(pending, timeout=STOP_TIMEOUT * 2)
-
     if not servers:
-        session.on_close(finish_stopping)
         return
 
     if importlib.util.find_spec("mcp") is None:
@@ -70,7 +44,6 @@ def mcp_setup(session: tui_agent.Session) -> None:
             description="MCP servers (needs the mcp package)",
             handler=lambda args: session.output.say(note, kind="error"),
         )
-        session.on_close(finish_stopping)
         return
 
     fleet = Fleet()
@@ -86,8 +59,6 @@ def mcp_setup(session: tui_agent.Session) -> None:
                 session.output.say(f'MCP server "{server.name}" not started: {exc}', kind="error")
         if disabled:
             server.state = "disabled"
-    kept.fleet = fleet
-
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -95,12 +66,8 @@ def mcp_setup(session: tui_agent.Session) -> None:
     else:
         fleet.start()
 
-    async def close() -> None:
-        await finish_stopping()
-        await fleet.stop()
-
     session.on_turn(fleet.ready)
-    session.on_close(close)
+    session.on_close(fleet.close)  # a reload stops these servers before it starts the next
 
     def table() -> str:
         lines = [
@@ -146,5 +113,4 @@ def mcp_setup(session: tui_agent.Session) -> None:
         if waiting:
             session.output.say(f"Waiting for MCP servers to start: {', '.join(waiting)}…")
         await fleet.ready()
-        await finish_stopping()
         session.output.say(table(), kind="markdown")

@@ -16,6 +16,7 @@ from tui_agent.permissions import (
     add_rule,
     session_pattern,
     subjects_for,
+    with_rule,
 )
 
 
@@ -23,10 +24,14 @@ from tui_agent.permissions import (
 def permissions(session: tui_agent.Session) -> None:
     kept: dict[str, dict[str, list[str]]] = session.kept("permissions", lambda: {"session": {}})
     session_allows = kept["session"]
+    saved: list[tuple[str, str]] = []  # "always allow" rules written this load
 
     def rules() -> Rules:
         table = session.config.get("permission")
-        return Rules(table if isinstance(table, dict) else {}, session_allows)
+        table = table if isinstance(table, dict) else {}
+        for tool, pattern in saved:  # the config file has them too: the next load reads them
+            table = with_rule(table, tool, pattern, "allow")
+        return Rules(table, session_allows)
 
     for problem in rules().problems():
         session.output.say(f"config: {problem}", kind="error")
@@ -62,18 +67,13 @@ def permissions(session: tui_agent.Session) -> None:
                 if pattern not in allowed:
                     allowed.append(pattern)
         elif decision.choice == "always":
-            path = session.project_config_path
-            table = session.config.settings.setdefault("permission", {})
+            path = session.workspace.config_file
             for pattern in patterns:
                 try:
                     add_rule(path, tool_name, pattern, "allow")
                 except (OSError, ValueError) as exc:
                     session.output.say(f"could not save the rule: {exc}", kind="error")
-                rule = table.get(tool_name)
-                if not isinstance(rule, dict):
-                    rule = {"*": rule} if isinstance(rule, str) else {}
-                    table[tool_name] = rule
-                rule[pattern] = "allow"
+                saved.append((tool_name, pattern))
         elif not decision.allowed:
             message = f"User denied permission: {tool_name}"
             if decision.choice == "feedback" and decision.feedback.strip():

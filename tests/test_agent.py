@@ -336,7 +336,7 @@ async def test_denied_tools_are_not_offered(project: Path) -> None:
     async with FakeOpenAI([Reply("ok")]) as server:
         session = session_for(project, server)
         session.toolbox.add("secret", handler=lambda a: {})
-        session.tool_filters.append(lambda name: name == "secret")
+        session.hide_tools(lambda name: name == "secret")
         await session.turn("hi")
     names = [t["function"]["name"] for t in server.requests[0]["tools"]]
     assert "echo" in names and "secret" not in names

@@ -185,7 +185,7 @@ async def test_clear_forgets_the_conversation_and_starts_a_new_session(project: 
     session = create_session(project)
     await session.turn("remember this")
     old_id = session.id
-    old_journal = session.journal.path
+    old_journal = session.transcript.journal.path
     assert len(session.conversation) > 0
     seen = await command(session, "/clear")
     assert session.conversation.messages == []
@@ -194,8 +194,8 @@ async def test_clear_forgets_the_conversation_and_starts_a_new_session(project: 
     assert [info.id for info in session.sessions()] == [old_id]  # the old one stays saved
     await session.turn("fresh start")
     assert session.conversation.messages[0] == {"role": "user", "content": "fresh start"}
-    assert session.journal.path != old_journal
-    assert "remember this" not in session.journal.path.read_text()
+    assert session.transcript.journal.path != old_journal
+    assert "remember this" not in session.transcript.journal.path.read_text()
     assert "fresh start" not in old_journal.read_text()
 
 

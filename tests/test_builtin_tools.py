@@ -686,7 +686,7 @@ async def test_git_refuses_other_subcommands_with_the_allowed_list(
 async def test_every_bundled_tool_is_described_and_offered(project: Path) -> None:
     session = create_session(project)
     definitions = {d["function"]["name"]: d for d in session.toolbox.definitions()}
-    offered = {d["function"]["name"] for d in session.offered_tools()}
+    offered = {d["function"]["name"] for d in session.extensions.offered_tools()}
     for name in BUNDLED:
         assert name in session.toolbox.tools, name
         assert len(session.toolbox.tools[name].description.strip()) > 20, name

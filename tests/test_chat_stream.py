@@ -385,7 +385,7 @@ async def test_a_reply_that_starts_blank_never_mounts_an_empty_segment(
     session = create_session(tmp_path, provider="stub")
     app = TuiAgentApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: session.loaded)
+        await wait_for(pilot, lambda: session.extensions.loaded)
         await app.chat.add_text("\n\n")
         await pilot.pause(ReplyStream.INTERVAL * 3)  # drawn on its own
         await app.chat.add_text(" \n")

@@ -107,7 +107,7 @@ def test_tools_json_prints_the_definitions(cli_project: Path, trust: bool) -> No
 
     assert done.returncode == 0, done.stderr
     printed = json.loads(done.stdout)
-    assert printed == create_session(cli_project, trust=trust).offered_tools()
+    assert printed == create_session(cli_project, trust=trust).extensions.offered_tools()
     assert "greet" in names(printed)
     assert ("wc" in names(printed)) is trust
 
@@ -135,7 +135,7 @@ def test_tools_json_prints_what_the_model_is_offered(
     assert "write" not in printed and "execute" not in printed
     assert {"edit", "read", "greet"} <= set(printed)
     session = create_session(cli_project)
-    assert json.loads(done.stdout) == session.offered_tools()
+    assert json.loads(done.stdout) == session.extensions.offered_tools()
     assert len(printed) == len(session.toolbox.tools) - 2
 
 

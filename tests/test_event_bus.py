@@ -74,7 +74,7 @@ def test_a_plugin_listening_on_session_events_hears_tools_added_after_load(proje
     write(
         user_config_dir() / "plugins" / "listener.py",
         "import tui_agent\n"
-        "from tui_agent.core.events import CommandsChanged, ToolsChanged\n\n"
+        "from tui_agent.events import CommandsChanged, ToolsChanged\n\n"
         "@tui_agent.setup('listener')\n"
         "def _setup(session):\n"
         "    def heard(event):\n"

@@ -228,7 +228,7 @@ async def test_the_seed_page_hooks_run_from_a_plugin(project: Path) -> None:
 
             @tui_agent.setup("guards")
             def guards(session):
-                LOG = session.state["log"] = []
+                LOG = session.kept("log", list)
 
                 @session.toolbox.before
                 def guard(args):
@@ -244,12 +244,12 @@ async def test_the_seed_page_hooks_run_from_a_plugin(project: Path) -> None:
         ),
     )
     session = create_session(project, trust=True)
-    assert session.problems == []
+    assert session.extensions.problems == []
     refused = await session.toolbox.run("bash", {"command": "rm -rf build"})
     assert refused.to_dict()["error"] == "refusing to run rm"
     ran = await session.toolbox.run("bash", {"command": "echo hi"})
     assert ran.ok, ran.to_dict()
-    assert session.state["log"] == [["exit_status", "output"], "echo hi"]
+    assert session.kept("log", list) == [["exit_status", "output"], "echo hi"]
 
 
 # -- refused at registration, with what to do -----------------------------------------------
@@ -318,7 +318,7 @@ def test_a_refused_hook_in_a_plugin_is_reported_and_rolled_back(project: Path) -
     )
     session = create_session(project, trust=True)
     assert "mine" not in session.toolbox.tools  # the whole setup rolled back
-    assert any("log" in str(p) and 'tool "execute"' in str(p) for p in session.problems)
+    assert any("log" in str(p) and 'tool "execute"' in str(p) for p in session.extensions.problems)
 
 
 # -- read once, not per call ------------------------------------------------------------------

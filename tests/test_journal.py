@@ -59,7 +59,7 @@ async def stub_session_with_turn(folder: Path, prompt: str) -> Any:
     session = create_session(folder)
     assert session.provider_name == "stub"
     await session.turn(prompt)
-    session.journal.close()
+    session.transcript.journal.close()
     return session
 
 
@@ -116,7 +116,7 @@ async def test_a_turn_writes_a_header_and_one_flushed_record_per_message(project
     assert head["directory"] == str(project.resolve())
     assert [r["type"] for r in records[1:]] == ["message"] * 4
     assert [r["message"] for r in records[1:]] == session.conversation.messages
-    session.journal.close()
+    session.transcript.journal.close()
 
 
 async def test_clear_sends_later_messages_to_a_new_journal(project: Path) -> None:
@@ -129,7 +129,7 @@ async def test_clear_sends_later_messages_to_a_new_journal(project: Path) -> Non
     assert session.id != old_id
     assert len(session.conversation) == 0
     await session.turn("second")
-    session.journal.close()
+    session.transcript.journal.close()
 
     assert old_path.read_text(encoding="utf-8") == old_text
     new_records = journal.read_records(journal_path(session.id))
@@ -158,7 +158,7 @@ async def test_cancel_mid_tool_leaves_a_valid_journal(project: Path) -> None:
     assert session.cancel() is True
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(turn, 5)
-    session.journal.close()
+    session.transcript.journal.close()
 
     on_disk = journal.read_messages(journal_path(session.id))
     assert on_disk == session.conversation.messages
@@ -177,7 +177,7 @@ async def test_undecodable_file_names_do_not_break_the_journal(project: Path) ->
     only_tool(session, "ls", lambda args: {"output": [name]}, description="List files")
 
     reply = await session.turn("what is here?")
-    session.journal.close()
+    session.transcript.journal.close()
 
     assert reply
     assert [m["role"] for m in session.conversation.messages] == [
@@ -199,7 +199,7 @@ async def test_resume_by_id_restores_the_exact_messages(project: Path) -> None:
     first = create_session(project, yes=True)
     only_tool(first, "peek", lambda args: {"output": 'ü ✓ "quoted"\nline'}, description="Peek")
     await first.turn("round trip ✓ with\nnewlines")
-    first.journal.close()
+    first.transcript.journal.close()
     original = [dict(m) for m in first.conversation.messages]
     assert len(original) == 4
     assert json.loads(original[2]["content"])["output"] == 'ü ✓ "quoted"\nline'
@@ -212,7 +212,7 @@ async def test_resume_by_id_restores_the_exact_messages(project: Path) -> None:
     assert second.conversation.messages == original
     # later messages go on in the same journal, and it still round-trips
     await second.turn("and again")
-    second.journal.close()
+    second.transcript.journal.close()
     on_disk = journal.read_messages(journal_path(first.id))
     assert on_disk == second.conversation.messages
     assert on_disk[: len(original)] == original
@@ -297,7 +297,7 @@ async def test_a_truncated_last_line_is_skipped_and_appending_stays_valid(
     assert second.conversation.messages == expected
 
     await second.turn("after the crash")
-    second.journal.close()
+    second.transcript.journal.close()
     lines = lines_of(path)
     bad = []
     for line in lines:
@@ -324,7 +324,7 @@ async def test_a_half_written_appended_line_is_skipped(project: Path) -> None:
     assert third.conversation.messages == first.conversation.messages
 
     await third.turn("next prompt")
-    third.journal.close()
+    third.transcript.journal.close()
     lines = lines_of(path)
     assert torn in lines  # still on its own line, nothing glued to it
     unreadable = [line for line in lines if line == torn]
@@ -361,7 +361,7 @@ async def test_resume_answers_dangling_tool_calls_with_errors(project: Path) -> 
         }
     )
     crashed.record({"role": "tool", "tool_call_id": "call_a", "content": json.dumps({"ok": True})})
-    crashed.journal.close()  # the app died while call_b was running
+    crashed.transcript.journal.close()  # the app died while call_b was running
 
     with FakeOpenAI([Reply("picked up again")]) as server:
         session = create_session(project, base_url=server.base_url, model="fake-model")
@@ -379,7 +379,7 @@ async def test_resume_answers_dangling_tool_calls_with_errors(project: Path) -> 
         assert journal.read_messages(journal_path(crashed.id)) == messages
 
         reply = await session.turn("carry on")
-        session.journal.close()
+        session.transcript.journal.close()
 
     assert reply == "picked up again"
     assert len(server.requests) == 1
@@ -425,7 +425,7 @@ async def test_no_api_key_is_written_by_a_real_turn(
             handler=lambda args: {"settings": session.config.public_settings()},
         )
         reply = await session.turn("use the key")
-        session.journal.close()
+        session.transcript.journal.close()
 
     assert reply == "all done"
     assert len(server.requests) == 2
@@ -490,7 +490,7 @@ async def test_session_close_closes_the_journal_and_a_later_message_reopens_it(
     async with FakeOpenAI([Reply("one"), Reply("two")]) as server:
         session = create_session(project, base_url=server.base_url, model="m")
         assert await session.turn("first") == "one"
-        handle = session.journal._handle
+        handle = session.transcript.journal._handle
         assert handle is not None and not handle.closed
         await session.close()
         assert handle.closed  # callers no longer close it themselves

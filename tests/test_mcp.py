@@ -357,7 +357,7 @@ async def test_tools_are_listed_with_their_schemas_and_source(
         "x": {"title": "X", "type": "integer"},
         "y": {"title": "Y", "type": "integer"},
     }
-    offered = {d["function"]["name"]: d["function"] for d in session.offered_tools()}
+    offered = {d["function"]["name"]: d["function"] for d in session.extensions.offered_tools()}
     assert offered["demo_add"]["parameters"]["required"] == ["a", "b"]
     assert {"read", "execute"} <= set(offered)  # the built-ins are still there
     # validation happens in the toolbox, before the server is asked

@@ -112,7 +112,7 @@ async def call(session: Session, name: str, args: dict[str, Any]) -> dict[str, A
 
 
 def offered(session: Session) -> set[str]:
-    return {d["function"]["name"] for d in session.offered_tools()}
+    return {d["function"]["name"] for d in session.extensions.offered_tools()}
 
 
 def said(session: Session) -> str:
@@ -723,7 +723,7 @@ async def test_a_session_allow_is_not_saved(project: Path) -> None:
     session = session_with(project, MKDIR_ASKS, trust=True)
     session.approver = Recorder("session")
     await assert_runs(session, "mkdir -p one")
-    assert not session.project_config_path.exists()
+    assert not session.workspace.config_file.exists()
     fresh = create_session(project, trust=True)
     fresh.approver = approver = Recorder("deny")
     await call(fresh, "execute", {"command": "mkdir -p two"})

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FIXTURES, write
@@ -104,7 +105,7 @@ def wc_project(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_wc_plugin_registers_tool_alias_hook_and_command(wc_project: Path) -> None:
     session = create_session(wc_project, trust=True)
 
-    assert session.problems == []
+    assert session.extensions.problems == []
     tool = session.toolbox.tools["wc"]
     assert tool.aliases == ["count"]
     assert session.toolbox.aliases["count"] == "wc"
@@ -185,7 +186,7 @@ def test_setups_run_in_folder_order_then_file_name_order(
 
     session = create_session(project, trust=True)
 
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert said(session, "order: ") == [
         "order: home/a.py",
         "order: home/b.py",
@@ -224,7 +225,7 @@ def test_a_later_registration_under_the_same_name_replaces_the_earlier(
 
     session = create_session(project, trust=True)
 
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert said(session, "same: ") == [f"same: {late_folder}/{late_file}"]
 
 
@@ -269,8 +270,8 @@ def test_programmatic_configure_setup_and_provider(project: Path) -> None:
     session = create_session(project)
 
     assert ran == [session]
-    assert "mine" in session.providers
-    assert session.problems == []
+    assert "mine" in session.extensions.providers
+    assert session.extensions.problems == []
 
 
 def test_programmatic_setup_direct_and_decorator_forms(project: Path) -> None:
@@ -320,8 +321,8 @@ def test_a_plugin_file_registers_a_provider(
 
     session = create_session(project, trust=True)
 
-    assert session.problems == []
-    assert "from-file" in session.providers
+    assert session.extensions.problems == []
+    assert "from-file" in session.extensions.providers
 
 
 # -- broken plugins -----------------------------------------------------------------------
@@ -360,8 +361,8 @@ def test_a_broken_plugin_is_reported_and_the_others_still_load(
 
     session = create_session(project, trust=True)
 
-    assert len(session.problems) == 1
-    problem = session.problems[0]
+    assert len(session.extensions.problems) == 1
+    problem = session.extensions.problems[0]
     assert str(bad) in str(problem)
     assert message in str(problem)
     if setup_name:
@@ -384,7 +385,7 @@ def test_every_kind_of_broken_plugin_at_once(folders: dict[str, Path], project: 
 
     session = create_session(project, trust=True)
 
-    reported = {problem.path: str(problem) for problem in session.problems}
+    reported = {problem.path: str(problem) for problem in session.extensions.problems}
     assert set(reported) == {str(path) for path in broken}
     for path, message in broken.items():
         assert message in reported[str(path)]
@@ -417,8 +418,8 @@ def test_a_raising_setup_is_rolled_back(folders: dict[str, Path], project: Path)
     bundled = bundled_only(project.parent)
     session = create_session(project)
 
-    assert [(p.path, p.setup) for p in session.problems] == [(str(bad), "half")]
-    assert "half way" in str(session.problems[0])
+    assert [(p.path, p.setup) for p in session.extensions.problems] == [(str(bad), "half")]
+    assert "half way" in str(session.extensions.problems[0])
     assert set(session.toolbox.tools) - set(bundled.toolbox.tools) == {"early", "late"}
     assert session.toolbox.tools["early"].description == "original"
     assert "half_alias" not in session.toolbox.aliases
@@ -439,7 +440,7 @@ def test_private_files_are_skipped(folders: dict[str, Path], project: Path, name
 
     session = create_session(project)
 
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert "private ran" not in texts(session)
     assert "public ran" in texts(session)
 
@@ -543,7 +544,7 @@ async def test_reload_command_reports_a_new_problem(
 
     errors = [note.text for note in session.output.history if note.kind == "error"]
     assert any(str(bad) in text and "SyntaxError" in text for text in errors), errors
-    assert [problem.path for problem in session.problems] == [str(bad)]
+    assert [problem.path for problem in session.extensions.problems] == [str(bad)]
 
 
 # -- trust --------------------------------------------------------------------------------
@@ -575,9 +576,9 @@ def test_untrusted_project_code_is_skipped(project: Path, local_code: list[Path]
     assert "local_tool" not in session.toolbox.tools
     assert "filed" not in session.toolbox.tools
     assert session.model is None  # project config.toml not read
-    assert resolved(session.skipped) == resolved(local_code)
-    assert session.needs_trust is True
-    assert session.problems == []
+    assert resolved(session.extensions.skipped) == resolved(local_code)
+    assert session.workspace.needs_trust is True
+    assert session.extensions.problems == []
     assert "/help" in session.commands.names  # bundled code still runs
 
 
@@ -586,8 +587,8 @@ def test_trust_flag_loads_project_code(project: Path, local_code: list[Path]) ->
 
     assert {"local_tool", "filed"} <= set(session.toolbox.tools)
     assert session.model == "project-model"
-    assert session.skipped == []
-    assert session.needs_trust is False
+    assert session.extensions.skipped == []
+    assert session.workspace.needs_trust is False
     assert not paths.user_data_dir().joinpath("trust.json").exists()  # the flag is not remembered
 
 
@@ -601,7 +602,7 @@ def test_trust_is_remembered_in_the_user_data_dir(
 
     assert {"local_tool", "filed"} <= set(session.toolbox.tools)
     assert session.model == "project-model"
-    assert session.needs_trust is False
+    assert session.workspace.needs_trust is False
     trust_file = paths.user_data_dir() / "trust.json"
     assert trust_file.is_file()
     assert trust_file.is_relative_to(isolated_home)
@@ -609,8 +610,8 @@ def test_trust_is_remembered_in_the_user_data_dir(
 
     again = create_session(project)
     assert {"local_tool", "filed"} <= set(again.toolbox.tools)
-    assert again.skipped == []
-    assert again.needs_trust is False
+    assert again.extensions.skipped == []
+    assert again.workspace.needs_trust is False
 
 
 def test_trust_applies_to_sessions_started_in_a_subfolder(
@@ -636,7 +637,7 @@ def test_trust_does_not_leak_to_another_folder(
     session = create_session(other)
 
     assert "other_tool" not in session.toolbox.tools
-    assert session.needs_trust is True
+    assert session.workspace.needs_trust is True
 
 
 @pytest.mark.parametrize("config_text", ["", 'model = "m"\n'], ids=["no-settings", "settings"])
@@ -652,34 +653,34 @@ def test_trusted_code_does_not_run_in_a_later_untrusted_session(
     session = create_session(project)
 
     assert "local_tool" not in session.toolbox.tools
-    assert session.needs_trust is True
+    assert session.workspace.needs_trust is True
 
 
 def test_distrust_is_remembered_and_code_stays_skipped(
     project: Path, local_code: list[Path]
 ) -> None:
     session = create_session(project)
-    assert session.needs_trust is True
+    assert session.workspace.needs_trust is True
 
-    session.distrust()
+    session.workspace.distrust()
 
-    assert session.needs_trust is False
+    assert session.workspace.needs_trust is False
     session.reload()
     assert "local_tool" not in session.toolbox.tools
-    assert resolved(session.skipped) == resolved(local_code)
+    assert resolved(session.extensions.skipped) == resolved(local_code)
 
     again = create_session(project)
-    assert again.needs_trust is False
+    assert again.workspace.needs_trust is False
     assert "local_tool" not in again.toolbox.tools
     assert again.model is None
-    assert resolved(again.skipped) == resolved(local_code)
+    assert resolved(again.extensions.skipped) == resolved(local_code)
 
 
 def test_a_folder_without_project_code_needs_no_trust(project: Path) -> None:
     session = create_session(project)
 
-    assert session.needs_trust is False
-    assert session.skipped == []
+    assert session.workspace.needs_trust is False
+    assert session.extensions.skipped == []
 
 
 # -- configuration ------------------------------------------------------------------------
@@ -917,9 +918,9 @@ def test_a_file_that_fails_after_registering_keeps_none_of_its_setups(project: P
     )
     session = tui_agent.create_session(project)
     assert said(session, "half: ") == []
-    assert "halfprov" not in session.providers
-    assert [p.path for p in session.problems] == [str(home_plugins_dir() / "half.py")]
-    assert "ModuleNotFoundError" in session.problems[0].error
+    assert "halfprov" not in session.extensions.providers
+    assert [p.path for p in session.extensions.problems] == [str(home_plugins_dir() / "half.py")]
+    assert "ModuleNotFoundError" in session.extensions.problems[0].error
 
 
 def test_kept_state_and_hidden_tools_through_a_reload(project: Path) -> None:
@@ -947,13 +948,13 @@ def test_kept_state_and_hidden_tools_through_a_reload(project: Path) -> None:
     session = create_session(project, trust=True)
     counter = session.kept("keeper", dict)
     assert type(counter).__name__ == "Counter" and counter.loads == 1
-    offered = [d["function"]["name"] for d in session.offered_tools()]
+    offered = [d["function"]["name"] for d in session.extensions.offered_tools()]
     assert "plain" in offered and "secret" not in offered
     unknown = asyncio.run(session.toolbox.run("nope", {}))
     assert "plain" in str(unknown.error) and "secret" not in str(unknown.error)
     session.reload()
     assert session.kept("keeper", dict) is counter and counter.loads == 2
-    assert "secret" in [d["function"]["name"] for d in session.offered_tools()]
+    assert "secret" in [d["function"]["name"] for d in session.extensions.offered_tools()]
 
 
 ON_CLOSE_PLUGIN = """\
@@ -991,11 +992,88 @@ def test_reload_runs_the_replaced_loads_on_close_functions(project: Path) -> Non
     assert log == ["setup 1", "closed async 1", "closed sync 1", "setup 2"]
 
     async def in_the_app() -> None:
-        session.reload()  # a loop runs: they finish before the next turn starts
-        assert log[-1] == "setup 3"
-        await session.ready()
-        assert log[-2:] == ["closed async 2", "closed sync 2"]
+        report = session.reload()  # a loop runs: the async close work, then the setups
+        assert log[-1] == "setup 2"  # nothing waited for yet
+        assert await report is report
+        assert log[-3:] == ["closed async 2", "closed sync 2", "setup 3"]
+        session.reload()
+        await session.ready()  # the next turn waits for the load too
+        assert log[-3:] == ["closed async 3", "closed sync 3", "setup 4"]
         await session.close()
+        assert log[-2:] == ["closed async 4", "closed sync 4"]
 
     asyncio.run(in_the_app())
-    assert log[-2:] == ["closed async 3", "closed sync 3"]
+    assert log[-2:] == ["closed async 4", "closed sync 4"]  # once: closing again runs none
+    asyncio.run(session.close())
+    assert log[-2:] == ["closed async 4", "closed sync 4"]
+
+
+ASYNC_SETUP_PLUGIN = """
+import asyncio
+import tui_agent
+
+@tui_agent.setup("slow")
+async def slow(session):
+    await asyncio.sleep(0.01)  # e.g. asking a server what it offers
+
+    @session.toolbox.add("slow_tool", description="made after an await")
+    def slow_tool(args):
+        return {"ok_from": "async setup"}
+
+    @session.toolbox.add("execute", description="an async setup's execute")
+    def execute(args):
+        return {"from": "plugin"}
+
+@tui_agent.setup("broken_async")
+async def broken(session):
+    session.toolbox.add("half_made", description="rolled back", handler=lambda args: {})
+    await asyncio.sleep(0)
+    raise RuntimeError("the server said no")
+"""
+
+EXECUTE_TOOL_FILE = """
+from tui_agent import tool
+
+@tool(description="the tool file's execute")
+def execute(command: str) -> str:
+    return "from the tool file"
+"""
+
+
+def async_setup_project(project: Path) -> None:
+    write(project / ".agents" / "plugins" / "slow.py", ASYNC_SETUP_PLUGIN)
+    write(project / ".tui-agent" / "tools" / "execute.py", EXECUTE_TOOL_FILE)
+
+
+def check_async_setups(session: Any) -> None:
+    assert "slow_tool" in session.toolbox.tools
+    assert "half_made" not in session.toolbox.tools  # rolled back like a sync setup
+    [problem] = [p for p in session.extensions.problems if p.setup == "broken_async"]
+    assert problem.error == "RuntimeError: the server said no"
+    assert problem.path.endswith("slow.py")
+    # tool files still come after every setup: the tool file's execute wins
+    assert session.toolbox.tools["execute"].description == "the tool file's execute"
+
+
+def test_async_setups_run_to_the_end_without_an_event_loop(project: Path) -> None:
+    async_setup_project(project)
+    session = create_session(project, trust=True)
+    check_async_setups(session)
+
+
+async def test_awaiting_reload_waits_for_async_setups(project: Path) -> None:
+    async_setup_project(project)
+    session = create_session(project, trust=True, load=False)
+    report = session.reload()
+    assert "slow_tool" not in session.toolbox.tools  # still awaiting its setup
+    assert await report is report
+    check_async_setups(session)
+    assert report.problems == session.extensions.problems
+    assert (await session.toolbox.run("slow_tool", {})).to_dict() == {
+        "ok_from": "async setup",
+        "ok": True,
+    }
+    session.reload()
+    await session.ready()  # what a turn does first
+    check_async_setups(session)
+    await session.close()

@@ -355,7 +355,7 @@ def test_stream_idle_timeout_is_checked_in_config(project: Path) -> None:
 
     write(user_config_dir() / "config.toml", 'stream_idle_timeout = "soon"\n')
     session = create_session(project)
-    (problem,) = session.config_problems
+    (problem,) = session.extensions.config_problems
     assert "stream_idle_timeout must be a number of seconds above 0" in str(problem)
 
 

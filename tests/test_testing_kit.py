@@ -97,7 +97,7 @@ async def test_pilot_helpers_drive_the_real_app(project: Path) -> None:
     async with FakeOpenAI([Reply("first answer"), Reply("second answer")]) as server:
         session = create_session(project, base_url=server.base_url, model="m")
         async with run_app(session, size=(90, 30)) as pilot:
-            await wait_for(pilot, lambda: session.loaded)
+            await wait_for(pilot, lambda: session.extensions.loaded)
             await send(pilot, "first question")
             shown = await wait_for_text(pilot, "first answer")
             assert shown.index("first question") < shown.index("first answer")

@@ -375,7 +375,7 @@ async def test_tool_forms_in_a_tool_file(
     required: list[str],
 ) -> None:
     session = load(user_config_dir / "tools", {"greet.py": source}, project)
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert definition(session, "greet") == {
         "type": "function",
         "function": {
@@ -465,7 +465,7 @@ async def test_signature_inference(
     source = header + PREAMBLE + f"@tool\ndef sig({signature}) -> dict:\n    return {{'x': x}}\n"
     write(user_config_dir / "tools" / "sig.py", source)
     session = create_session(project)
-    assert session.problems == []
+    assert session.extensions.problems == []
     found = session.toolbox.tools["sig"]
     assert found.params == {"x": expected}
     assert found.required == (["x"] if required else [])
@@ -548,7 +548,7 @@ async def test_nullable_builder_accepts_null_and_a_value(
         return {{"v": args["v"]}}
     """
     session = load(user_config_dir / "tools", {"nul.py": source}, project)
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert session.toolbox.tools["nul"].required == ["v"]
     assert (await session.toolbox.run("nul", {"v": None})).to_dict() == {"v": None, "ok": True}
     assert (await session.toolbox.run("nul", {"v": value})).to_dict() == {"v": value, "ok": True}
@@ -592,7 +592,7 @@ async def test_context_parameter_gets_the_context_and_is_not_in_the_schema(
     )
     write(user_config_dir / "tools" / "ctx_tool.py", source)
     session = create_session(project)
-    assert session.problems == []
+    assert session.extensions.problems == []
     found = session.toolbox.tools["ctx_tool"]
     assert found.params == {"path": {"type": "string"}}
     assert found.required == ["path"]
@@ -651,7 +651,7 @@ async def test_tool_names_follow_the_file_name(
         body += f"@tool(description='{attr} tool')\ndef {attr}() -> str:\n    return '{attr}'\n\n"
     write(user_config_dir / "tools" / f"{stem}.py", body)
     session = create_session(project)
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert set(session.toolbox.tools) - before == set(expected)
     for name, attr in expected.items():
         assert (await session.toolbox.run(name, {}))["output"] == attr
@@ -685,7 +685,7 @@ async def test_spec_examples(project: Path, user_config_dir: Path, where: str) -
     before = baseline_names(project)
     folder = tools_folder(where, project, user_config_dir)
     session = load(folder, {"database.py": DATABASE, "math.py": MATH}, project)
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert set(session.toolbox.tools) - before == {"database", "math_add", "math_multiply"}
     assert definition(session, "database") == {
         "type": "function",
@@ -762,9 +762,9 @@ async def test_tool_folders_and_trust(
     assert ("here" in session.toolbox.tools) is loaded
     if loaded:
         assert (await session.toolbox.run("here", {}))["output"] == where
-        assert file.resolve() not in [p.resolve() for p in session.skipped]
+        assert file.resolve() not in [p.resolve() for p in session.extensions.skipped]
     else:
-        assert file.resolve() in [p.resolve() for p in session.skipped]
+        assert file.resolve() in [p.resolve() for p in session.extensions.skipped]
         assert (await session.toolbox.run("here", {})).ok is False
         # trusting the folder later loads it
         session.trust(remember=False)
@@ -786,7 +786,7 @@ async def test_project_tool_file_overrides_global_one(
     folder = tools_folder(project_where, project, user_config_dir)
     write(folder / "same.py", src(ECHO.format(label=project_where)))
     session = create_session(project, trust=trust)
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert (await session.toolbox.run("same", {}))["output"] == winner
     assert "same.py" in session.toolbox.tools["same"].source
 
@@ -835,7 +835,7 @@ async def test_tool_file_overrides_plugin_tool(
     write(plugin_folder / "dupplug.py", src(PLUGIN))
     write(tools_folder(tool_where, project, user_config_dir) / "dup.py", src(DUP))
     session = create_session(project, trust=True)
-    assert session.problems == []
+    assert session.extensions.problems == []
     tools = session.toolbox.tools
     assert "plugin_only" in tools  # the plugin did load
     assert "dupplug.py" in tools["plugin_only"].source
@@ -895,7 +895,7 @@ async def test_defaults_are_applied_before_execute(
         body += "    return {'seen': {'n': n}}\n"
     write(user_config_dir / "tools" / "dflt.py", header + body)
     session = create_session(project)
-    assert session.problems == []
+    assert session.extensions.problems == []
     found = session.toolbox.tools["dflt"]
     assert found.required == []
     assert found.params["n"]["default"] == default
@@ -1030,7 +1030,7 @@ async def test_tool_context_fields(project: Path, body: str) -> None:
     sub.mkdir(parents=True)
     write(project / ".tui-agent" / "tools" / "where.py", src(CONTEXT_HEADER) + src(body))
     session = create_session(sub, trust=True)
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert session.toolbox.tools["where"].params == {}
 
     # without a context: the session's own
@@ -1172,7 +1172,7 @@ async def test_invalid_args_get_json_schemer_errors(
         return {{"ran": True}}
     """
     session = load(user_config_dir / "tools", {"strict.py": source}, project)
-    assert session.problems == []
+    assert session.extensions.problems == []
     result = await session.toolbox.run("strict", call)
     assert result.to_dict() == {"error": message, "ok": False}
 
@@ -1227,14 +1227,14 @@ async def test_broken_tool_files_are_reported_and_the_rest_loads(
     write(folder / "d_good.py", src(ECHO.format(label="good")))
     session = create_session(project, trust=True)
 
-    problems = {Path(p.path).resolve(): p.error for p in session.problems}
+    problems = {Path(p.path).resolve(): p.error for p in session.extensions.problems}
     assert syntax.resolve() in problems
     assert "SyntaxError" in problems[syntax.resolve()]
     assert raising.resolve() in problems
     assert "boom at import" in problems[raising.resolve()]
     assert bad_schema.resolve() in problems
     assert "nope" in problems[bad_schema.resolve()]
-    assert len(session.problems) == 3
+    assert len(session.extensions.problems) == 3
 
     assert "b_raises" not in session.toolbox.tools
     assert "b_raises_early" not in session.toolbox.tools
@@ -1355,7 +1355,7 @@ async def test_any_language_tool_shells_out(project: Path) -> None:
     write(folder / "add.py", src(SHELL_TOOL))
     session = create_session(project, trust=True)
     # add_script.py defines no tool: it is just another file in the folder
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert "add_script" not in session.toolbox.tools
     assert session.toolbox.tools["add"].required == ["a", "b"]
     result = await session.toolbox.run("add", {"a": 2, "b": 3.5})
@@ -1411,7 +1411,7 @@ async def test_readme_helper_script_example(project: Path, tmp_path: Path) -> No
     write(tools / "cleanup.py", helper_script(marker))
     session = create_session(project, trust=True)
 
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert not marker.exists(), "the helper script in the tools folder was imported"
     assert "cleanup" not in session.toolbox.tools
     result = await session.toolbox.run("add", {"a": 2, "b": 3})
@@ -1434,7 +1434,7 @@ async def test_seed_layout_script_in_the_tools_folder(project: Path) -> None:
     session = create_session(project, trust=True)
     report = session.reload()
 
-    assert session.problems == [] and report.problems == []
+    assert session.extensions.problems == [] and report.problems == []
     assert "add" not in session.toolbox.tools
     assert report.no_tools == [tools / "add.py"]
     assert report.tool_files == [tools / "python_add.py"]
@@ -1468,7 +1468,7 @@ def test_a_file_that_does_not_import_tui_agent_is_not_imported(
     session = create_session(project, trust=True)
 
     assert not marker.exists(), "the helper script was imported"
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert "echo" in session.toolbox.tools
     assert not any(name.startswith("cleanup") for name in session.toolbox.tools)
     [note] = [n for n in session.output.history if n.text.startswith("No tools in")]
@@ -1531,7 +1531,7 @@ async def test_every_way_of_importing_tui_agent_makes_a_tool_file(
 ) -> None:
     write(user_config_dir / "tools" / "form.py", head + "    return 'ok'\n")
     session = create_session(project)
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert not [n for n in notes(session) if n.startswith("No tools")]
     assert (await session.toolbox.run("form", {}))["output"] == "ok"
 
@@ -1570,7 +1570,7 @@ def test_a_file_that_is_not_python_is_still_a_problem(
 ) -> None:
     broken = write(user_config_dir / "tools" / "broken.py", source)
     session = create_session(project)
-    [problem] = session.problems
+    [problem] = session.extensions.problems
     assert problem.path == str(broken)
     assert problem.error.startswith("SyntaxError") and error in problem.error
 
@@ -1695,7 +1695,7 @@ def test_an_attribute_shaped_like_a_tool_is_a_load_problem(
     session = create_session(project, trust=True)
 
     assert marker.exists() is imported
-    [problem] = session.problems
+    [problem] = session.extensions.problems
     assert problem.path == str(path)
     assert problem.error.startswith(f"`{attr}` is {what}, not a tool, so it was ignored: ")
     assert "wrap it with tui_agent.tool(...)" in problem.error
@@ -1761,7 +1761,7 @@ async def test_helpers_and_constants_in_a_tool_file_are_not_reported(
     project: Path, user_config_dir: Path
 ) -> None:
     session = load(user_config_dir / "tools", {"quiet.py": HELPERS_KEPT_QUIET}, project)
-    assert session.problems == []
+    assert session.extensions.problems == []
     assert not [n for n in notes(session) if n.startswith("No tools")]
     assert [n for n in session.toolbox.tools if n.startswith("quiet")] == ["quiet"]
     assert (await session.toolbox.run("quiet", {"q": "hi"}))["output"] == "hi"
@@ -1772,14 +1772,14 @@ async def test_a_fixed_lookalike_loads_after_reload(project: Path, user_config_d
     folder = user_config_dir / "tools"
     write(folder / "database.py", src(DICT_EXPORT))
     session = create_session(project)
-    assert len(session.problems) == 1
+    assert len(session.extensions.problems) == 1
     fixed = src(DICT_EXPORT).replace(
         "from tui_agent import schema", "from tui_agent import schema, tool"
     )
     fixed = fixed.replace("default = {", "default = tool(**{").replace("\n}\n", "\n})\n")
     write(folder / "database.py", fixed)
     report = session.reload()
-    assert report.problems == [] and session.problems == []
+    assert report.problems == [] and session.extensions.problems == []
     assert (await session.toolbox.run("database", {"param": "p"}))["output"] == "result"
 
 
@@ -1792,7 +1792,7 @@ async def test_the_app_shows_the_note_plainly_and_the_lookalike_in_red(project: 
     write(tools / "database.py", src(DICT_EXPORT))
     session = create_session(project, trust=True, load=False)  # the app loads, as in a terminal
     async with run_app(session) as pilot:
-        await wait_for(pilot, lambda: session.loaded)
+        await wait_for(pilot, lambda: session.extensions.loaded)
         await wait_for_text(pilot, "`default` is a plain dict")
         await wait_for_text(pilot, "No tools in .tui-agent/tools/add.py")
         shown = {str(note.content): note.has_class("error") for note in pilot.app.query(Note)}

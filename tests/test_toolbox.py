@@ -186,7 +186,7 @@ async def test_a_tool_file_replacing_execute_keeps_bash_sh_and_exec(
     )
     session = create_session(project, trust=True)
     for _ in range(2):  # as loaded, and after /reload
-        assert session.problems == []
+        assert session.extensions.problems == []
         tool = session.toolbox.tools["execute"]
         assert tool.description == "Restricted bash wrapper"
         assert tool.source != "api" and "execute.py" in tool.source

@@ -66,7 +66,7 @@ print(json.dumps({
     "bundled": str(bundled_plugins_dir()),
     "commands": session.commands.names,
     "help_source": session.commands.get("help").source,
-    "problems": [str(problem) for problem in session.problems],
+    "problems": [str(problem) for problem in session.extensions.problems],
 }))
 """
 

@@ -82,16 +82,17 @@ def report_problems(session: Session, stream: TextIO, *, notes: bool = False) ->
     notes too (``tui-agent tools``: a file in a tools folder that gave no tools, and why).
     Nobody listened to ``session.output`` while the session loaded: its history holds
     what was said."""
-    for problem in session.problems:
-        kind = "config" if problem in session.config_problems else "plugin"
+    for problem in session.extensions.problems:
+        kind = "config" if problem in session.extensions.config_problems else "plugin"
         print(f"tui-agent: {kind} problem: {problem}", file=stream)
     for note in session.output.history:
         if note.kind == "error" or notes:
             print(f"tui-agent: {note.text}", file=stream)
-    if session.skipped:
-        files = ", ".join(str(p.relative_to(session.project)) for p in session.skipped)
+    if session.extensions.skipped:
+        project = session.workspace.project
+        files = ", ".join(str(p.relative_to(project)) for p in session.extensions.skipped)
         print(
-            f"tui-agent: skipped untrusted project code in {session.project}: {files} "
+            f"tui-agent: skipped untrusted project code in {session.workspace.project}: {files} "
             "(pass --trust to run it)",
             file=stream,
         )
@@ -121,7 +122,7 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
 
     toolbox = session.toolbox
     if args.json and not args.name:
-        print(json.dumps(session.offered_tools(), indent=2))  # what the model is offered
+        print(json.dumps(session.extensions.offered_tools(), indent=2))  # what the model is offered
         return 0
     console = Console(soft_wrap=False)
     if args.name:
@@ -130,7 +131,7 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
             print(f'tui-agent: unknown tool "{args.name}". Available: {available}', file=sys.stderr)
             return 2
         tool = toolbox.tool_for(args.name)
-        if session.hidden(tool.name):
+        if session.extensions.hidden(tool.name):
             print(f"tui-agent: {DENIED.format(name=tool.name)}", file=sys.stderr)
         if args.json:
             print(json.dumps(tool.definition(), indent=2))
@@ -159,7 +160,7 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
             ", ".join(tool.aliases),
             tool.source,
             hooks_label(toolbox, name),
-            "denied" if session.hidden(name) else "offered",
+            "denied" if session.extensions.hidden(name) else "offered",
             first_line(tool.description),
         )
     console.print(table)
@@ -171,16 +172,17 @@ def cmd_trust(session: Session, args: argparse.Namespace) -> int:
     then keeps its code off without asking). Runs none of the folder's code."""
     from .core import trust
 
-    folder = session.project
+    folder = session.workspace.project
     if args.revoke:
-        session.distrust()
+        session.workspace.distrust()
         print(
             f"no longer trusted: {folder}: its plugins, tool files and config stay off "
             "(`tui-agent trust` trusts it again)"
         )
         return 0
     trust.remember(folder, True)
-    files = ", ".join(str(p.relative_to(folder)) for p in session.project_code) or "none yet"
+    code = session.workspace.project_code
+    files = ", ".join(str(p.relative_to(folder)) for p in code) or "none yet"
     print(f"trusted: {folder}: its project code runs from now on ({files})")
     return 0
 
@@ -220,24 +222,22 @@ def new_session(args: argparse.Namespace, *, load: bool) -> Session:
 
 
 def start_app(args: argparse.Namespace) -> int:
-    """The full-screen app. Without ``--continue``/``--resume`` the session (and the core
-    with it) is made after the first frame; a resume is looked up first, so a wrong id is
-    said here and not in the app."""
-    from .ui.app import DeferredSession, run_app
+    """The full-screen app. Without ``--continue``/``--resume`` the app makes the session
+    (and imports the core with it) after its first frame; a resume is looked up first, so
+    a wrong id is said here and not in the app."""
+    from .ui.app import TuiAgentApp, run_app
 
     folder = Path(args.directory or ".").expanduser().resolve()
     if not folder.is_dir():
         print(f"tui-agent: not a folder: {folder}", file=sys.stderr)
         return 2
-    session: Session | DeferredSession
+    session: Session | None = None
     if args.continue_ or args.resume:
         session = new_session(args, load=False)
         if not session.resume(args.resume):
             what = f"session {args.resume}" if args.resume else f"a session for {folder}"
             print(f"tui-agent: could not find {what}", file=sys.stderr)
             return 2
-    else:
-        session = DeferredSession(folder, lambda: new_session(args, load=False))
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print(
             "tui-agent: the app needs a terminal; for scripts use "
@@ -245,7 +245,13 @@ def start_app(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    return run_app(session)
+    if session is not None:
+        return run_app(TuiAgentApp(session))
+
+    def make_session() -> Session:  # called by the app right after its first frame
+        return new_session(args, load=False)
+
+    return run_app(TuiAgentApp(make_session=make_session, directory=folder))
 
 
 def no_arguments() -> argparse.Namespace:
@@ -278,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tui-agent: {exc}", file=sys.stderr)
         return 2
     report_problems(session, sys.stderr, notes=args.command == "tools")
-    if args.command == "run" and session.config_problems:
+    if args.command == "run" and session.extensions.config_problems:
         # a run must not go on without rules the user wrote (a deny dropped would let it run)
         print("tui-agent: not run: fix the config problem above first", file=sys.stderr)
         return 2

@@ -573,8 +573,8 @@ class Server:
         return call
 
     async def call(self, mcp_name: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        if self.fleet.retired:
-            return {"error": f'MCP server "{self.name}" was replaced by /reload'}
+        if self.fleet.retired:  # its load is over (the session closed, or /reload)
+            return {"error": f'MCP server "{self.name}" was stopped.'}
         await self.settled()
         client, gone = self._client, self._gone
         if self.state != "running" or client is None:
@@ -645,17 +645,8 @@ class Fleet:
     async def stop(self) -> None:
         await asyncio.gather(*(server.stop() for server in self.servers.values()))
 
-    def retire(self) -> asyncio.Task[None] | None:
-        """This generation is over: its tools are never added again; stop its servers."""
+    async def close(self) -> None:
+        """This load is over (``on_close``): its tools are never added again, its servers
+        stop. A reload runs this before the next load's setup starts the new fleet."""
         self.retired = True
-        if not any(server.running for server in self.servers.values()):
-            return None
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            for server in self.servers.values():
-                task = server._task
-                if task is not None and not task.done() and not task.get_loop().is_closed():
-                    task.get_loop().call_soon_threadsafe(task.cancel)
-            return None
-        return loop.create_task(self.stop(), name="mcp retire")
+        await self.stop()

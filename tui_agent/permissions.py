@@ -14,6 +14,7 @@ from .core.permissions import (
     session_pattern,
     strictest,
     subjects_for,
+    with_rule,
 )
 from .core.shell import split_commands
 
@@ -31,4 +32,5 @@ __all__ = [
     "split_commands",
     "strictest",
     "subjects_for",
+    "with_rule",
 ]

@@ -38,7 +38,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -104,12 +104,13 @@ ROLES = {"system", "developer", "user", "assistant", "tool"}
 
 
 def transcript_problem(messages: Any) -> str | None:
-    """What the OpenAI API would reject in ``messages`` (400), or None when it is valid."""
+    """What the OpenAI API would reject in ``messages`` (400), or None when it is valid.
+    Typed messages (``session.conversation``'s) are checked as the OpenAI dicts they map."""
     if not isinstance(messages, list) or not messages:
         return "'messages' must be a non-empty array"
     open_ids: set[str] | None = None
     for index, message in enumerate(messages):
-        if not isinstance(message, dict):
+        if not isinstance(message, Mapping):
             return f"Invalid type for 'messages[{index}]': expected an object"
         role = message.get("role")
         if role not in ROLES:
@@ -456,7 +457,7 @@ async def run_app(
 ) -> AsyncIterator[Pilot[Any]]:
     """The real app on ``session``, headless: ``async with run_app(s) as pilot``
     (``pilot.app`` is the app). The session's plugins load after the first frame, as in a
-    terminal; ``wait_for(pilot, lambda: session.loaded)`` waits for them."""
+    terminal; ``wait_for(pilot, lambda: session.extensions.loaded)`` waits for them."""
     from .ui.app import TuiAgentApp
 
     app = TuiAgentApp(session)

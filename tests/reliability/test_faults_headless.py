@@ -374,7 +374,7 @@ async def test_connection_refused_then_resume_elsewhere(
     (error,) = errors(session)
     assert "could not reach" in error and dead in error and "gave up after 3 attempts" in error
     assert len(retries) == 2
-    session.journal.close()
+    session.transcript.journal.close()
 
     resumed = new_session(project, server)  # what --continue does with a working server
     assert resumed.resume() is True

@@ -184,12 +184,12 @@ async def running(session: Session) -> AsyncIterator[tuple[TuiAgentApp, Pilot[An
     app = TuiAgentApp(session)
     try:
         async with app.run_test(size=SIZE) as pilot:
-            await wait_for(pilot, lambda: session.loaded)
+            await wait_for(pilot, lambda: session.extensions.loaded)
             await pilot.pause()
             yield app, pilot
             assert app.is_running and app.return_code is None
     finally:
-        session.journal.close()
+        session.transcript.journal.close()
 
 
 def open_session(project: Path, server: GatedOpenAI | None, **kwargs: Any) -> Session:

@@ -257,9 +257,9 @@ def tool_session(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sessio
     monkeypatch.setenv("GIT_TERMINAL_PROMPT", "0")
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(repo.parent))
     session = create_session(repo)
-    assert not session.problems
+    assert not session.extensions.problems
     yield session
-    session.journal.close()
+    session.transcript.journal.close()
 
 
 def test_the_fuzz_covers_every_bundled_tool(tool_session: Session) -> None:
@@ -748,14 +748,15 @@ def test_random_sse_streams_end_the_turn_cleanly_with_a_valid_transcript(
             assert error.strip() and "Traceback" not in error
         messages = session.conversation.messages
         assert messages[0] == {"role": "user", "content": "fuzz prompt"}
-        assert transcript_problem(session.request_messages()) is None
+        request = session.transcript.request(session.workspace.system_prompt())
+        assert transcript_problem(request) is None
         assert sse_server.rejected == []
 
     try:
         check()
     finally:
         loop.run(session.close())
-        session.journal.close()
+        session.transcript.journal.close()
     assert sse_server.requests >= SLOW_EXAMPLES
 
 
@@ -891,7 +892,7 @@ def test_random_config_files_load_or_are_reported_and_the_turn_still_runs(
             config.write_bytes(data)
             session = create_session(project)
             try:
-                for problem in session.problems:
+                for problem in session.extensions.problems:
                     assert problem.path == str(config), problem
                     assert problem.error.strip() and "Traceback" not in problem.error
                 settings = session.config.settings
@@ -912,7 +913,7 @@ def test_random_config_files_load_or_are_reported_and_the_turn_still_runs(
                     with pytest.raises(ProviderError, match="unknown provider"):
                         loop.run(session.turn("hi"))
             finally:
-                session.journal.close()
+                session.transcript.journal.close()
 
         check()
 
@@ -1089,7 +1090,7 @@ def test_random_journal_lines_are_skipped_and_resume_gives_a_valid_transcript(
         try:
             check()
         finally:
-            session.journal.close()
+            session.transcript.journal.close()
 
 
 def test_continue_survives_journal_lines_of_the_wrong_shape(project: Path) -> None:
@@ -1097,8 +1098,8 @@ def test_continue_survives_journal_lines_of_the_wrong_shape(project: Path) -> No
     neither break the listing nor the resume."""
     session = create_session(project)
     session.record({"role": "user", "content": "first"})
-    session.journal.close()
-    with session.journal.path.open("ab") as handle:
+    session.transcript.journal.close()
+    with session.transcript.journal.path.open("ab") as handle:
         handle.write(b'{"type": "message", "message": 7}\n{"type": "message"}\n\xff\xfe\n')
     found = journal.list_sessions(project)
     assert [info.id for info in found] == [session.id]
@@ -1106,4 +1107,4 @@ def test_continue_survives_journal_lines_of_the_wrong_shape(project: Path) -> No
     again = create_session(project)
     assert again.resume() is True
     assert again.conversation.messages == [{"role": "user", "content": "first"}]
-    again.journal.close()
+    again.transcript.journal.close()

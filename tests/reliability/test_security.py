@@ -105,7 +105,7 @@ async def model_calls(session: Session, server: FakeOpenAI, *calls: Call) -> lis
     try:
         assert await session.turn("go") == "done"
     finally:
-        session.journal.close()
+        session.transcript.journal.close()
     assert server.rejected == [], server.rejected
     assert len(server.requests) == before + 2
     messages = server.requests[-1]["messages"]
@@ -460,7 +460,7 @@ async def test_reload_in_the_app_keeps_the_approval_dialog(
         await pilot.press("n")
         await wait_for(pilot, lambda: not server.script and not session.busy)
         await app.workers.wait_for_complete()
-    session.journal.close()
+    session.transcript.journal.close()
     assert server.rejected == []
     messages = server.requests[-1]["messages"]
     [result] = [json.loads(m["content"]) for m in messages if m["role"] == "tool"]
@@ -916,7 +916,7 @@ async def test_trust_is_per_folder(tmp_path: Path, markers: Path) -> None:
     a = git_folder(tmp_path / "a")
     project_code(a, markers)
     session = create_session(a)
-    assert ran(markers) == [] and session.needs_trust
+    assert ran(markers) == [] and session.workspace.needs_trust
     assert session.config.get("project_setting") is None
 
     session.trust()
@@ -924,7 +924,7 @@ async def test_trust_is_per_folder(tmp_path: Path, markers: Path) -> None:
     assert session.config.get("project_setting") == "from the project"
     (a / "src").mkdir()
     again = create_session(a / "src")  # a subfolder of A belongs to A
-    assert ran(markers) == MARKS and not again.needs_trust
+    assert ran(markers) == MARKS and not again.workspace.needs_trust
 
     b = git_folder(tmp_path / "b")  # a sibling with the same code
     project_code(b, markers)
@@ -936,7 +936,7 @@ async def test_trust_is_per_folder(tmp_path: Path, markers: Path) -> None:
     for folder in (b, clone, nested, prefix):
         other = create_session(folder)
         assert ran(markers) == [], folder
-        assert other.needs_trust and other.project == folder.resolve()
+        assert other.workspace.needs_trust and other.workspace.project == folder.resolve()
         assert other.config.get("project_setting") is None
         assert {"evil", "evil_tool"}.isdisjoint(other.toolbox.tools)
 
@@ -954,7 +954,7 @@ def test_trust_can_be_revoked(tmp_path: Path, project: Path, markers: Path) -> N
     assert str(project) in done.stdout and "trusted" in done.stdout
     assert ran(markers) == []  # trusting runs nothing by itself
     assert trust.decision(project) is True and trust.decision(sibling) is None
-    assert not create_session(project).needs_trust
+    assert not create_session(project).workspace.needs_trust
     assert ran(markers) == MARKS
 
     done = run_cli("trust", "--revoke", "-C", str(project), cwd=sibling)
@@ -964,7 +964,8 @@ def test_trust_can_be_revoked(tmp_path: Path, project: Path, markers: Path) -> N
     assert trust.decision(project) is False
     session = create_session(project)
     assert ran(markers) == []
-    assert not session.needs_trust and session.skipped  # no question, the code stays off
+    # no question, the code stays off
+    assert not session.workspace.needs_trust and session.extensions.skipped
     assert session.config.get("project_setting") is None
 
     done = run_cli("trust", cwd=project)
@@ -986,7 +987,7 @@ async def test_the_app_asks_before_any_project_code_runs(project: Path, markers:
         await wait_for(pilot, lambda: any(t.startswith("Not trusted") for t in note_texts(app)))
         assert ran(markers) == []
         assert {"evil", "evil_tool"}.isdisjoint(session.toolbox.tools)
-    session.journal.close()
+    session.transcript.journal.close()
 
     again = create_session(project, load=False)  # the answer is remembered: no second dialog
     app = TuiAgentApp(again)
@@ -994,7 +995,7 @@ async def test_the_app_asks_before_any_project_code_runs(project: Path, markers:
         await wait_for(pilot, lambda: any("Skipped untrusted" in t for t in note_texts(app)))
         assert not isinstance(app.screen, TrustScreen)
         assert ran(markers) == []
-    again.journal.close()
+    again.transcript.journal.close()
 
 
 async def test_the_app_runs_project_code_once_trusted(project: Path, markers: Path) -> None:
@@ -1008,7 +1009,7 @@ async def test_the_app_runs_project_code_once_trusted(project: Path, markers: Pa
         await wait_for(pilot, lambda: "evil" in session.toolbox.tools)
         assert ran(markers) == MARKS
         assert session.config.get("project_setting") == "from the project"
-    session.journal.close()
+    session.transcript.journal.close()
 
 
 # -- 4. secrets ------------------------------------------------------------------------------
@@ -1132,7 +1133,7 @@ async def test_error_messages_never_carry_the_key(
     server.script += [Reply(status=status, error=echo, headers={"Retry-After": "0"})] * replies
     session = create_session(project, base_url=server.base_url, model="fake-model")
     await session.turn("hello")
-    session.journal.close()
+    session.transcript.journal.close()
 
     assert not server.script  # every scripted failure was met
     shown = [note.text for note in session.output.history if note.kind == "error"]
@@ -1168,7 +1169,7 @@ async def test_the_app_shows_and_saves_no_key(
         await pilot.pause(0.2)
         svg = Path(app.save_screenshot("app.svg", str(shots)))
         replies = [reply.source for reply in app.chat.query(ReplyMarkdown)]
-    session.journal.close()
+    session.transcript.journal.close()
 
     assert server.headers[0]["authorization"] == f"Bearer {api_key}"
     assert (project / "made.txt").exists()
@@ -1176,7 +1177,7 @@ async def test_the_app_shows_and_saves_no_key(
     text = svg.read_text()
     assert "authentication" in text and "written" in text  # the screenshot shows the chat
     assert (user_data_dir() / "prompt-history.json").is_file()
-    assert session.journal.path.is_file()
+    assert session.transcript.journal.path.is_file()
 
 
 async def test_execute_output_is_the_one_place_the_key_may_appear(
@@ -1191,7 +1192,7 @@ async def test_execute_output_is_the_one_place_the_key_may_appear(
     [result] = await model_calls(session, server, Call("execute", {"command": "env"}))
     assert api_key in result["output"]
 
-    journal = session.journal.path
+    journal = session.transcript.journal.path
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     outputs = [r for r in records if r.get("message", {}).get("role") == "tool"]
     rest = [r for r in records if r not in outputs]

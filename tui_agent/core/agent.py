@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import events as ev
 from .config import SECRET_KEYS
-from .messages import AssistantMessage, ToolMessage, UserMessage, parse_arguments
+from .messages import (
+    AssistantMessage,
+    ToolMessage,
+    UserMessage,
+    openai_dict,
+    parse_arguments,
+)
 from .providers.base import Finish, Provider, ProviderError, Text, Thinking, ToolCall, Usage
 from .result import Result
 from .toolbox import CANCELLED
@@ -193,7 +199,9 @@ class Agent:
 
     async def _stream(self, provider: Provider, reply: Reply) -> None:
         tools = self.tools()
-        request = self.transcript.request(self.system_prompt())
+        # the provider boundary: plain OpenAI dicts (each message's own, not a copy), so a
+        # plugin's provider can send them as JSON as it is
+        request = [openai_dict(m) for m in self.transcript.request(self.system_prompt())]
         before = self.tokens
         async with contextlib.aclosing(provider.stream(request, tools)) as stream:  # type: ignore[type-var]
             async for event in stream:

@@ -262,6 +262,23 @@ def _trailing_comment(line: str) -> str:
     return ""
 
 
+def with_rule(
+    table: Mapping[str, Any], tool: str, pattern: str, action: str = "allow"
+) -> dict[str, Any]:
+    """A copy of the ``[permission]`` table with ``tool``'s ``pattern`` set to ``action``
+    (after the tool's other patterns, so it wins); a plain action for the tool becomes its
+    ``"*"`` pattern. ``add_rule`` writes the same rule to a config file."""
+    copy = dict(table)
+    rule = copy.get(tool)
+    patterns = (
+        dict(rule) if isinstance(rule, Mapping) else ({"*": rule} if isinstance(rule, str) else {})
+    )
+    patterns.pop(pattern, None)
+    patterns[pattern] = action
+    copy[tool] = patterns
+    return copy
+
+
 def add_rule(path: Path, tool: str, pattern: str, action: str = "allow") -> None:
     """Add ``tool."pattern" = action`` to ``[permission]`` in a TOML file, keeping the rest
     of the file as it was. Raises ``ValueError`` when the file cannot be edited safely."""

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import inspect
 import itertools
 import logging
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Awaitable, Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,15 @@ class LoadReport:
     modules: list[str] = field(default_factory=list)
     no_tools: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    pending: asyncio.Task[None] | None = field(default=None, compare=False, repr=False)
+
+    def __await__(self) -> Generator[Any, None, LoadReport]:
+        """``await session.reload()`` waits for what the load could not finish at once
+        (the replaced load's async ``on_close`` work, ``async`` setups and what comes
+        after them), then gives the report."""
+        if self.pending is not None:
+            yield from self.pending.__await__()
+        return self
 
 
 def project_root(directory: Path, worktree: Path) -> Path:
@@ -181,27 +191,27 @@ def import_plugins(folders: Iterable[Folder], report: LoadReport) -> None:
                 config.setups, config.providers = setups, providers
 
 
-def run_setups(
-    session: Session, registrations: Iterable[config_module.Registration], report: LoadReport
-) -> None:
-    """Call each setup with the session; one that raises is rolled back and reported."""
-    for registration in registrations:
-        label, path = registration.origin, registration.path
-        toolbox_snapshot = session.toolbox.snapshot()
-        commands_snapshot = session.commands.snapshot()
-        session.toolbox.source = session.commands.source = label
-        try:
-            value = registration.fn(session)
-            if inspect.iscoroutine(value):
-                value.close()
-                raise TypeError("setup functions must be plain functions, not async")
-        except Exception as exc:
-            session.toolbox.restore(toolbox_snapshot)
-            session.commands.restore(commands_snapshot)
-            report.problems.append(LoadProblem(path or label, describe(exc), registration.name))
-            log.warning("setup %s from %s failed", registration.name, path or label, exc_info=exc)
-        finally:
-            session.toolbox.source = session.commands.source = "api"
+def run_setup(
+    session: Session, registration: config_module.Registration, report: LoadReport
+) -> Generator[Awaitable[Any], Any, None]:
+    """Call one setup with the session; one that raises is rolled back and reported. An
+    ``async`` setup's coroutine is yielded, to be awaited by whoever drives the load
+    (``Extensions.reload``), and rolled back the same way if it raises."""
+    label, path = registration.origin, registration.path
+    toolbox_snapshot = session.toolbox.snapshot()
+    commands_snapshot = session.commands.snapshot()
+    session.toolbox.source = session.commands.source = label
+    try:
+        value = registration.fn(session)
+        if inspect.isawaitable(value):
+            yield value
+    except Exception as exc:
+        session.toolbox.restore(toolbox_snapshot)
+        session.commands.restore(commands_snapshot)
+        report.problems.append(LoadProblem(path or label, describe(exc), registration.name))
+        log.warning("setup %s from %s failed", registration.name, path or label, exc_info=exc)
+    finally:
+        session.toolbox.source = session.commands.source = "api"
 
 
 def load_tool_files(session: Session, folders: Iterable[Folder], report: LoadReport) -> None:
@@ -270,7 +280,7 @@ def _note_no_tools(
         names = []
         for file in files:
             try:
-                names.append(str(file.relative_to(session.project)))
+                names.append(str(file.relative_to(session.workspace.project)))
             except ValueError:
                 names.append(str(file))
         return ", ".join(names)

@@ -62,10 +62,10 @@ class ProviderError(Exception):
 
 @runtime_checkable
 class Provider(Protocol):
-    """``stream`` gets the transcript's typed messages (``core/messages.py``: the agent
-    sends ``SystemMessage``, ``UserMessage``, ``AssistantMessage``, ``ToolMessage``); each
-    is also a read-only mapping of its OpenAI dict, and ``messages.openai_dict`` gives the
-    dict to send. Plain dicts may come too (``session.complete``)."""
+    """``stream`` gets the request's messages as plain OpenAI Chat Completions dicts (the
+    provider boundary: the transcript's typed messages are converted there), ready to
+    send as JSON; read them, do not change them. ``messages.as_message`` types one again
+    for a provider that would rather read attributes (the stub does)."""
 
     name: str
     model: str

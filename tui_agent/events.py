@@ -1,0 +1,49 @@
+"""Public: the events on ``session.events``, for plugins and embedders that follow a session.
+
+``session.events.listen(fn)`` calls ``fn(event)`` for each, in order, and returns the
+function that stops listening; match on the type::
+
+    def follow(event: tui_agent.events.Event) -> None:
+        if isinstance(event, tui_agent.events.ToolCallFinished):
+            ...
+"""
+
+from .core.events import (
+    CommandsChanged,
+    ConversationReset,
+    Event,
+    EventBus,
+    ExitRequested,
+    ReplyFinished,
+    Retrying,
+    TextChunk,
+    ThemeRequested,
+    ThinkingChunk,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolsChanged,
+    TurnFinished,
+    TurnStarted,
+    UsageUpdate,
+)
+from .core.output import Note
+
+__all__ = [
+    "CommandsChanged",
+    "ConversationReset",
+    "Event",
+    "EventBus",
+    "ExitRequested",
+    "Note",
+    "ReplyFinished",
+    "Retrying",
+    "TextChunk",
+    "ThemeRequested",
+    "ThinkingChunk",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolsChanged",
+    "TurnFinished",
+    "TurnStarted",
+    "UsageUpdate",
+]
