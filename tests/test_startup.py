@@ -165,7 +165,14 @@ def test_tui_agent_alone_draws_its_first_frame_before_it_imports_the_core(projec
     # start-up speed by structure: exactly these modules of ours come before the first
     # frame; a new one here (an import at the top of a UI module, say) must be deliberate
     assert sorted(m for m in modules if m.startswith("tui_agent")) == BEFORE_FIRST_FRAME
-    later = [*HEAVY, "json", "tui_agent.ui.tools_panel", "tui_agent.ui.approval"]
+    later = [
+        *HEAVY,
+        "json",
+        "tui_agent.ui.connected",  # the one UI module that imports the core (test_ui_imports)
+        "tui_agent.ui.event_handlers",
+        "tui_agent.ui.tools_panel",
+        "tui_agent.ui.approval",
+    ]
     assert [name for name in later if name in modules] == []
     assert seen["loaded"] and {"read", "write", "execute"} <= set(seen["tools"])
 
@@ -557,4 +564,35 @@ async def test_the_palette_opened_before_the_session_is_made_lists_its_commands(
         await pilot.press(*"/reload")
         await wait_for(pilot, lambda: any("/reload" in option for option in options()))
         assert app.session_ready
+    app.session.transcript.journal.close()
+
+
+async def test_a_prompt_sent_before_the_session_is_connected_joins_the_saved_history(
+    project: Path,
+) -> None:
+    """The prompt is drawn before the core is imported, so it keeps its history in memory
+    until the app connects its session and hands it the history's file: then the saved
+    prompts come first, and the one sent before is saved after them."""
+    from tui_agent.ui.connected import PromptHistory
+
+    PromptHistory().save(["older prompt"])
+
+    def make() -> Session:  # runs just before the app connects: a line is sent now
+        assert app.prompt.prompt_history == []
+        app.prompt.text = "/help"
+        app.prompt.action_submit()
+        return create_session(project, load=False)
+
+    app = TuiAgentApp(make_session=make, directory=project)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_text(pilot, "Description", 10)  # /help ran, once the session was ready
+        assert PromptHistory().load() == ["older prompt", "/help"]
+        await pilot.press("up")
+        assert app.prompt.text == "/help"
+        await pilot.press("up")
+        assert app.prompt.text == "older prompt"
+        app.prompt.text = "later"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert PromptHistory().load() == ["older prompt", "/help", "later"]
     app.session.transcript.journal.close()

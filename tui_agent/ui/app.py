@@ -16,19 +16,19 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
+from textual.worker import Worker, WorkerCancelled, WorkerFailed  # textual.app imports it
 
 from .chat import ChatView
 from .heap import Heap
 from .palette import SlashCommands
 from .prompt import CompletionMenu, PromptArea
 
-if TYPE_CHECKING:  # the core is imported after the first frame (see TuiAgentApp._load)
-    from textual.worker import Worker
-
+if TYPE_CHECKING:  # the core is imported after the first frame (see TuiAgentApp._connect)
     from ..core.approval import ApprovalRequest, Decision
-    from ..core.commands import Commands
+    from ..core.commands import Completion
     from ..core.output import Note
     from ..core.session import Session
+    from .connected import Connection
     from .event_handlers import Handler
     from .tools_panel import ToolsPanel
 
@@ -49,9 +49,10 @@ class TextBatch(Message):
 
 
 class OutputNote(Message):
-    def __init__(self, note: Note) -> None:
+    def __init__(self, text: str, kind: str | None) -> None:
         super().__init__()
-        self.note = note
+        self.text = text
+        self.kind = kind
 
 
 class UserLine(Message):
@@ -167,13 +168,14 @@ class TuiAgentApp(App[None]):
         self._unsubscribe: list[Any] = []
         self.heap = Heap()
         self._chat = ChatView(id="chat")
-        self._prompt = PromptArea(self._commands, self.directory, id="prompt")
+        self._prompt = PromptArea(self._complete, id="prompt")
         self.first_frame_drawn = False
         self._tools: ToolsPanel | None = None  # mounted when first shown
         self._chunks: dict[type, bool] = {}  # text chunk classes, known once connected
         self._handlers: dict[type, Handler] = {}
         self._unheard: list[Note] = []  # notes said before the app listened (shown on load)
         self._session: Session | None = None
+        self._connection: Connection | None = None
         if session is not None:
             self._connect(session)
 
@@ -214,22 +216,37 @@ class TuiAgentApp(App[None]):
             await self._session_loaded.wait()
         return self.session
 
-    async def _commands(self) -> Commands:
-        """The command registry, for the prompt's Tab completion."""
-        return (await self.wait_for_session()).commands
+    @property
+    def connection(self) -> Connection:
+        """What the app asks of the core about its session (``connected.Connection``), once
+        connected (before that this raises, as ``session`` does)."""
+        if self._connection is None:
+            raise RuntimeError(
+                "the app connects its session after the first frame: await wait_for_session()"
+            )
+        return self._connection
+
+    async def _complete(self, line: str) -> Completion:
+        """Tab completion for the prompt: a Tab pressed before the session is loaded waits."""
+        await self.wait_for_session()
+        return self.connection.complete(line)
 
     def _connect(self, session: Session) -> None:
-        """The app becomes the session's approver and hears its events and output."""
-        from ..core.events import TextChunk, ThinkingChunk  # the core is imported by now
+        """The app becomes the session's approver and hears its events and output. The one
+        moment the UI imports the core: ``connected`` (the one UI module that imports it)
+        and the event handlers (which take their core names from it) are imported here."""
+        from .connected import CHUNKS, Connection
         from .event_handlers import HANDLERS
 
         self._session = session
+        self._connection = Connection(session)
         session.themes = sorted(self.available_themes)
         session.approver = self.approve
-        self._chunks = {TextChunk: False, ThinkingChunk: True}  # chunk type -> thinking
+        self._chunks = CHUNKS  # chunk type -> thinking (batched: _on_core_event)
         self._handlers = HANDLERS  # every other event type -> what the app does with it
         self._unsubscribe.append(session.events.listen(self._on_core_event))
         self._unheard = list(session.output.history)  # the rest comes with the events
+        self._prompt.keep_history(self._connection.history)
 
     @property
     def chat(self) -> ChatView:
@@ -291,28 +308,11 @@ class TuiAgentApp(App[None]):
         unheard, self._unheard = self._unheard, []
         for note in unheard:
             await self.chat.add_note(note.text, note.kind)
-        await self._show_load_state()
+        for text, kind in self.connection.load_notes():
+            await self.chat.add_note(text, kind)
         self.update_status()
         if session.workspace.needs_trust:
             self.ask_trust()
-
-    async def _show_load_state(self) -> None:
-        from ..core.providers.stub import HOW_TO
-
-        session = self.session
-        if session.provider_name == "stub":
-            await self.chat.add_note(
-                f"Using the offline **stub** provider. {HOW_TO}", kind="markdown"
-            )
-        for problem in session.extensions.problems:
-            kind = "config" if problem in session.extensions.config_problems else "plugin"
-            await self.chat.add_note(f"{kind} problem: {problem}", kind="error")
-        if session.extensions.skipped and not session.workspace.needs_trust:
-            await self.chat.add_note(
-                f"Skipped untrusted project code in {session.workspace.project} "
-                f"({len(session.extensions.skipped)} files). Run with --trust to load it.",
-                kind="error",
-            )
 
     async def on_unmount(self) -> None:
         self.heap.thaw()
@@ -363,7 +363,7 @@ class TuiAgentApp(App[None]):
     # -- trust --------------------------------------------------------------------------------
 
     def ask_trust(self) -> None:
-        from .approval import TrustScreen
+        from .approval import TrustScreen  # the dialogs come after the first frame
 
         session = self.session
         project = session.workspace.project
@@ -391,23 +391,10 @@ class TuiAgentApp(App[None]):
 
     async def approve(self, request: ApprovalRequest) -> Decision:
         """The session's approver: one dialog at a time, the rest wait their turn."""
-        from ..core.approval import Decision
-        from .approval import ApprovalScreen
+        from .approval import ask_approval  # the dialogs come after the first frame
 
         async with self._approval_lock:
-            future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
-
-            def done(decision: Decision | None) -> None:
-                if not future.done():
-                    future.set_result(decision or Decision("deny"))
-
-            self.push_screen(ApprovalScreen(request), done)
-            try:
-                return await future
-            except asyncio.CancelledError:
-                if isinstance(self.screen, ApprovalScreen):
-                    self.screen.dismiss(Decision("deny"))
-                raise
+            return await ask_approval(self, request)
 
     # -- input --------------------------------------------------------------------------------
 
@@ -425,9 +412,7 @@ class TuiAgentApp(App[None]):
         self._start_line(line)
 
     def _start_line(self, line: str) -> Worker[None] | None:
-        from ..core.commands import is_command_line  # the session is loaded by now
-
-        if is_command_line(line):
+        if self.connection.is_command(line):
             return self.run_command(line)
         if self.session.busy:
             self.notify("Still working: press Esc to cancel first.", severity="warning")
@@ -439,8 +424,6 @@ class TuiAgentApp(App[None]):
     async def _run_waiting(self) -> None:
         """The lines sent before the session was ready, once it is: one after the other
         (a second prompt waits for the first turn instead of cancelling it)."""
-        from textual.worker import WorkerCancelled, WorkerFailed
-
         await self.wait_for_session()
         while self._waiting:
             worker = self._start_line(self._waiting[0])
@@ -453,9 +436,7 @@ class TuiAgentApp(App[None]):
 
     def say(self, text: str, kind: str | None = None) -> None:
         """Queue a note behind the events already on their way, so the chat stays in order."""
-        from ..core.output import Note
-
-        self.post_message(OutputNote(Note(text, kind)))
+        self.post_message(OutputNote(text, kind))
 
     @work(group="commands", exit_on_error=False)
     async def run_command(self, line: str) -> None:
@@ -523,7 +504,7 @@ class TuiAgentApp(App[None]):
     async def on_output_note(self, message: OutputNote) -> None:
         chat = self._live_chat()
         if chat is not None:
-            await chat.add_note(message.note.text, message.note.kind)
+            await chat.add_note(message.text, message.kind)
 
     def on_option_list_option_selected(self, event: Any) -> None:
         """A click in the Tab-completion menu picks that entry."""
@@ -555,7 +536,7 @@ class TuiAgentApp(App[None]):
         await self._toggle_tools(await self.wait_for_session())
 
     async def _toggle_tools(self, session: Session) -> None:
-        from .tools_panel import ToolsPanel
+        from .tools_panel import ToolsPanel  # its tables come after the first frame
 
         panel = self._tools
         if panel is None:  # the first time: made and docked at the right

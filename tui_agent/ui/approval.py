@@ -1,23 +1,43 @@
-"""The approval dialog: the answer to the permission hook's question, by key or by mouse."""
+"""The approval dialog: the answer to the permission hook's question, by key or by mouse.
+Imported at the first dialog, after the first frame; its core names come from ``connected``."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from ..core.approval import ApprovalRequest, Decision
+from .connected import ApprovalRequest, Decision
 
 GUARD_SECONDS = 0.3
+
+
+async def ask_approval(app: App[Any], request: ApprovalRequest) -> Decision:
+    """Show the dialog for ``request`` and wait for the answer: a denial when the dialog
+    closes without one, and when the wait is cancelled (the turn stopped; the dialog goes)."""
+    future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+
+    def done(decision: Decision | None) -> None:
+        if not future.done():
+            future.set_result(decision or Decision("deny"))
+
+    app.push_screen(ApprovalScreen(request), done)
+    try:
+        return await future
+    except asyncio.CancelledError:
+        if isinstance(app.screen, ApprovalScreen):
+            app.screen.dismiss(Decision("deny"))
+        raise
 
 
 def preview(request: ApprovalRequest) -> RenderableType:

@@ -1,7 +1,8 @@
 """What the app does with each core event: one handler per event type, looked up by type
 (``tui-agent run`` has its own table in ``headless.py``). Imported when the app connects
-to its session, after the first frame, like the core itself. Text and thinking chunks
-never come here: the app batches them (``TuiAgentApp._on_core_event``).
+to its session, after the first frame, with ``connected`` (where its core names come
+from). Text and thinking chunks never come here: the app batches them
+(``TuiAgentApp._on_core_event``).
 
 This table is the app's one way to hear the session: the chat, the status line and the
 tools panel (when it has been shown) are all updated from here; no widget listens to the
@@ -12,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..core import events as ev
-from ..core.output import Note
+from .connected import Note
+from .connected import events as ev
 
 if TYPE_CHECKING:
     from .app import TuiAgentApp
@@ -46,7 +47,7 @@ async def tools_changed(app: TuiAgentApp, chat: ChatView, event: ev.ToolsChanged
 async def commands_changed(app: TuiAgentApp, chat: ChatView, event: ev.CommandsChanged) -> None:
     """The palette and Tab completion read the registry when used; an open completion
     menu is worked out again (its commands may have gone)."""
-    app.prompt.commands_changed(app.session.commands)
+    app.prompt.commands_changed(app.connection.complete)
 
 
 async def usage(app: TuiAgentApp, chat: ChatView, event: ev.UsageUpdate) -> None:

@@ -1,5 +1,9 @@
 """The prompt: multi-line, Enter sends, Ctrl+J inserts a newline, Up/Down history,
-Tab completion with a dropdown (command names, a command's completions, file names)."""
+Tab completion with a dropdown (command names, a command's completions, file names).
+
+It is drawn in the first frame, before the core is imported: completions come from the
+app (``complete``, awaited) and the history's file from the app's connection
+(``keep_history``)."""
 
 from __future__ import annotations
 
@@ -15,36 +19,17 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 
 if TYPE_CHECKING:
-    from ..core.commands import Commands
-
-HISTORY_SIZE = 500
+    from ..core.commands import Completion
+    from .connected import PromptHistory
 
 
 def history_file() -> Path:
-    from ..core.paths import user_data_dir
+    """Where the prompt history is kept (``connected.history_file``). Only for
+    tests/test_app.py, which imports it from here; the prompt gets its history from the
+    app's connection."""
+    from .connected import history_file
 
-    return user_data_dir() / "prompt-history.json"
-
-
-def load_history() -> list[str]:
-    import json
-
-    try:
-        data = json.loads(history_file().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return [str(item) for item in data][-HISTORY_SIZE:] if isinstance(data, list) else []
-
-
-def save_history(items: list[str]) -> None:
-    import json
-
-    from ..core.atomic import write_text_atomic
-
-    try:
-        write_text_atomic(history_file(), json.dumps(items[-HISTORY_SIZE:]))
-    except OSError:
-        pass
+    return history_file()
 
 
 class CompletionMenu(OptionList):
@@ -85,27 +70,29 @@ class PromptArea(TextArea):
             super().__init__()
             self.text = text
 
-    def __init__(
-        self, commands: Callable[[], Awaitable[Commands]], directory: Path, **kwargs: object
-    ) -> None:
-        """``commands()`` is awaited for the registry when a completion needs it: the app
-        makes its session after the first frame, and a Tab pressed before waits for it."""
+    def __init__(self, complete: Callable[[str], Awaitable[Completion]], **kwargs: object) -> None:
+        """``complete(line)`` is awaited for Tab's candidates: the app makes its session
+        after the first frame, and a Tab pressed before waits for it."""
         super().__init__(soft_wrap=True, show_line_numbers=False, **kwargs)  # type: ignore[arg-type]
-        self.commands = commands
-        self.directory = directory
-        self._history: list[str] | None = None
+        self.complete = complete
+        self.prompt_history: list[str] = []  # earlier prompts, oldest first
+        self._kept: PromptHistory | None = None  # where they are saved (keep_history)
         self.typed_at = -1e9  # time.monotonic() of the last key
         self._history_index: int | None = None
         self._draft = ""
         self._completion_start = 0
         self.menu: CompletionMenu | None = None
 
-    @property
-    def prompt_history(self) -> list[str]:
-        """Earlier prompts, oldest first (read from disk on first use)."""
-        if self._history is None:
-            self._history = load_history()
-        return self._history
+    def keep_history(self, kept: PromptHistory) -> None:
+        """Where the history lives, given by the app when it connects its session: the
+        saved prompts come before any sent until then, and every prompt sent is saved."""
+        sent, self._kept = self.prompt_history, kept
+        saved = kept.load()
+        if saved and sent and saved[-1] == sent[0]:
+            sent = sent[1:]
+        self.prompt_history = saved + sent
+        if sent:
+            kept.save(self.prompt_history)
 
     # -- keys -----------------------------------------------------------------------------
 
@@ -171,7 +158,8 @@ class PromptArea(TextArea):
             return
         if not self.prompt_history or self.prompt_history[-1] != text:
             self.prompt_history.append(text)
-            save_history(self.prompt_history)
+            if self._kept is not None:
+                self._kept.save(self.prompt_history)
         self._history_index = None
         self.text = ""
         self.post_message(self.Submitted(text))
@@ -206,10 +194,7 @@ class PromptArea(TextArea):
         row, column = self.cursor_location
         lines = self.text.split("\n")
         line = lines[row][:column]
-        commands = await self.commands()
-        from ..core.commands import complete
-
-        found = complete(line, commands, self.directory)
+        found = await self.complete(line)
         self._completion_start = found.start
         candidates = found.candidates
         if not candidates:
@@ -242,16 +227,15 @@ class PromptArea(TextArea):
         if self.menu is not None:
             self.menu.remove_class("visible")
 
-    def commands_changed(self, commands: Commands) -> None:
+    def commands_changed(self, complete: Callable[[str], Completion]) -> None:
         """The command registry changed, maybe while the menu is open: its candidates are
-        worked out again for the line as it is now (the menu closes when none is left)."""
+        worked out again with ``complete`` for the line as it is now (the menu closes when
+        none is left)."""
         menu = self.menu
         if menu is None or not menu.has_class("visible"):
             return
-        from ..core.commands import complete
-
         row, column = self.cursor_location
-        found = complete(self.text.split("\n")[row][:column], commands, self.directory)
+        found = complete(self.text.split("\n")[row][:column])
         if not found.candidates:
             self.hide_menu()
             return

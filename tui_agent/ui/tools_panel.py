@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from rich.syntax import Syntax
 from rich.text import Text
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import Label, Static
+from textual.widgets import DataTable, Label, Static
+
+from .connected import hooks_label, parameter_rows
 
 if TYPE_CHECKING:
-    from textual.widgets import DataTable
-
     from ..core.toolbox import Toolbox
 
 
@@ -30,7 +31,8 @@ class ToolsPanel(Vertical):
     (``tools_changed`` for adds, replacements, hooks and reloads; ``call_finished`` for
     every call, whoever made it).
 
-    Empty until it is first shown (``show``): the first frame goes without the tables."""
+    Imported, and built, when first shown (``show``): the first frame goes without the
+    tables, Syntax (pygments) and the core."""
 
     DEFAULT_CSS = """
     ToolsPanel {
@@ -65,8 +67,6 @@ class ToolsPanel(Vertical):
         if self.built:
             self.refresh_table()
             return
-        from textual.widgets import DataTable
-
         self.built = True
         table: DataTable[Any] = DataTable(id="tools-table", cursor_type="row", zebra_stripes=True)
         params_box = VerticalScroll(
@@ -92,8 +92,6 @@ class ToolsPanel(Vertical):
         self.refresh_table()
 
     def _table(self, selector: str) -> DataTable[Any]:
-        from textual.widgets import DataTable
-
         return self.query_one(selector, DataTable)
 
     def tools_changed(self) -> None:
@@ -109,8 +107,6 @@ class ToolsPanel(Vertical):
             self._update_row(name)
 
     def _row(self, name: str) -> tuple[Any, ...]:
-        from ..core.describe import hooks_label  # with the panel, not before the first frame
-
         tool = self.toolbox.tools[name]
         stats = self.toolbox.stats.get(name)
         return (
@@ -163,8 +159,6 @@ class ToolsPanel(Vertical):
             description.update("")
             schema.update("")
             return
-        from ..core.describe import parameter_rows
-
         tool = self.toolbox.tools[name]
         title.update(f"{name} — parameters")
         description.update(tool.description)
@@ -177,8 +171,6 @@ class ToolsPanel(Vertical):
                 row.enum,
                 row.description,
             )
-        from rich.syntax import Syntax
-
         schema.update(
             Syntax(json.dumps(tool.schema, indent=2), "json", word_wrap=True, theme="ansi_dark")
         )
