@@ -36,7 +36,8 @@ from tui_agent.ui.chat import (
     ToolCallBlock,
     UserMessage,
 )
-from tui_agent.ui.prompt import CompletionMenu, PromptArea, history_file
+from tui_agent.ui.connected import history_file
+from tui_agent.ui.prompt import CompletionMenu, PromptArea
 
 SIZE = (120, 40)
 BUNDLED_TOOLS = ["edit", "execute", "git", "glob", "grep", "list", "read", "write"]

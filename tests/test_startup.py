@@ -268,14 +268,16 @@ async def test_resume_draws_the_newest_messages_first_and_the_rest_of_the_tail_a
     messages = session.conversation.messages
     assert len(messages) == 120
     first_frame: list[int] = []
-    show_older = ChatView._show_older
+    from tui_agent.ui import resumed
 
-    async def recording(self: ChatView, *args: Any) -> None:
+    show_older = resumed._show_older
+
+    async def recording(chat: ChatView, *args: Any) -> None:
         if not first_frame:
-            first_frame.append(len(self.query(UserMessage)))
-        await show_older(self, *args)
+            first_frame.append(len(chat.query(UserMessage)))
+        await show_older(chat, *args)
 
-    monkeypatch.setattr(ChatView, "_show_older", recording)
+    monkeypatch.setattr(resumed, "_show_older", recording)
     app = TuiAgentApp(session)
     async with app.run_test(size=SIZE) as pilot:
         chat = app.chat

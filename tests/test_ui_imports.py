@@ -28,18 +28,15 @@ BRIDGE = "connected.py"
 
 # UI modules still allowed to import the core themselves: empty it as they move to
 # ``connected``.
-EXCEPTIONS: set[str] = {
-    "chat.py",  # until the typed-transcript work lands
-}
+EXCEPTIONS: set[str] = set()
 
 # Modules imported only after the app has connected its session: they import
 # ``connected`` at their top (``test_startup.py`` checks none comes before the first frame).
-AFTER_CONNECT = {"approval.py", "event_handlers.py", "tools_panel.py"}
+AFTER_CONNECT = {"approval.py", "event_handlers.py", "resumed.py", "tools_panel.py"}
 
 # The functions that import ``connected`` when they run, each with why.
 BRIDGE_IMPORTED_IN = {
     ("app.py", "TuiAgentApp._connect"): "the moment the app connects its session",
-    ("prompt.py", "history_file"): "for tests/test_app.py, which imports it from prompt.py",
 }
 
 

@@ -167,7 +167,9 @@ class TuiAgentApp(App[None]):
         self._batch: TextBatch | None = None
         self._unsubscribe: list[Any] = []
         self.heap = Heap()
-        self._chat = ChatView(id="chat")
+        self._chat = ChatView(
+            id="chat", heap=self.heap, first_frame_drawn=lambda: self.first_frame_drawn
+        )
         self._prompt = PromptArea(self._complete, id="prompt")
         self.first_frame_drawn = False
         self._tools: ToolsPanel | None = None  # mounted when first shown

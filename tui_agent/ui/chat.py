@@ -16,10 +16,9 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from ..core.conversation import Conversation
-    from ..core.messages import Message, ToolMessage
     from ..core.result import Result
     from .heap import Heap
     from .markdown_widgets import ReplyMarkdown
@@ -372,8 +371,19 @@ class ChatView(VerticalScroll):
     ChatView { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        heap: Heap | None = None,
+        first_frame_drawn: Callable[[], bool] = lambda: True,
+        **kwargs: Any,
+    ) -> None:
+        """``heap``: the app's garbage-collection keeper (see heap.py), if it has one;
+        ``first_frame_drawn``: whether the app's first frame is on screen (the older part
+        of a resumed conversation waits for it)."""
         super().__init__(**kwargs)
+        self._heap = heap
+        self.first_frame_drawn = first_frame_drawn
         self._stream: ReplyStream | None = None
         self._thinking: Thinking | None = None
         self.calls: dict[str, ToolCallBlock] = {}
@@ -396,7 +406,7 @@ class ChatView(VerticalScroll):
 
     def heap(self) -> Heap | None:
         """The app's garbage-collection keeper (see heap.py); None in a bare app."""
-        return getattr(self.app, "heap", None)
+        return self._heap
 
     def _removed(self) -> None:
         heap = self.heap()
@@ -555,115 +565,12 @@ class ChatView(VerticalScroll):
 
     async def show_transcript(self, messages: Sequence[Mapping[str, Any]] | Conversation) -> None:
         """Re-draw a resumed conversation (typed messages, or OpenAI dicts): its newest
-        ``TRANSCRIPT_TAIL`` messages. About a screen of them is mounted at once, for the
-        first frame (from a ``Conversation``, without loading the messages a resume put
-        off); the rest follow above them after that frame (``_show_older``)."""
-        from ..core.conversation import Conversation
+        ``TRANSCRIPT_TAIL`` messages (see ``resumed.py``)."""
+        from .resumed import show_transcript  # after the session is connected
 
-        conversation = messages if isinstance(messages, Conversation) else Conversation(messages)
-        await self.clear()
-        newest = conversation.tail(max(8, self.app.size.height // 3))
-        widgets = self._transcript_widgets(newest, self._results(newest))
-        await self.mount_all(widgets)
-        self.scroll_end(animate=False)
-        self.fold_later()
-        if newest:
-            above = widgets[0] if widgets else None
-            self.call_after_refresh(self._show_older, conversation, newest, above)
+        await show_transcript(self, messages)
 
-    async def _show_older(
-        self,
-        conversation: Conversation,
-        newest: list[Message],
-        above: Widget | None,
-        rounds: int = 100,
-    ) -> None:
-        """Once the app's first frame is drawn (``first_frame_drawn``, or after ``rounds``
-        refreshes): the hidden-items note and the rest of the tail above ``newest`` (shown
-        from ``above`` down), ``TRANSCRIPT_BATCH`` messages a refresh. Nothing if the chat
-        was cleared meanwhile."""
-        if above is not None and above.parent is not self:
-            return
-        if rounds > 0 and not getattr(self.app, "first_frame_drawn", True):
-            self.call_after_refresh(self._show_older, conversation, newest, above, rounds - 1)
-            return
-        messages = conversation.messages
-        first = next(
-            (i for i in range(len(messages) - 1, -1, -1) if messages[i] is newest[0]), None
-        )
-        if first is None:  # the conversation was cleared or replaced meanwhile
-            return
-        start = self._tail_start(messages[: first + len(newest)], self.TRANSCRIPT_TAIL)
-        if start:
-            self.hidden = start
-            note = HiddenNote(self._hidden_text())
-            self.unfold()  # the spacer must stay below the note (see _size_spacer)
-            await (self.mount(note) if above is None else self.mount(note, before=above))
-        older = messages[start:first]
-        if older:
-            await self._show_earlier(older, self._results(older), above)
-
-    async def _show_earlier(
-        self, messages: list[Message], results: dict[str, ToolMessage], above: Widget | None
-    ) -> None:
-        """Mount the last ``TRANSCRIPT_BATCH`` of ``messages`` above ``above`` (at the end
-        without it), then the rest after the next refresh; stops when ``above`` is gone."""
-        if above is not None and above.parent is not self:
-            return
-        cut = max(0, len(messages) - self.TRANSCRIPT_BATCH)
-        widgets = self._transcript_widgets(messages[cut:], results)
-        if widgets:
-            self.unfold()  # the folded blocks' positions move down
-            await self.mount_all(widgets, before=above)
-            self.fold_later()
-            above = widgets[0]
-        if cut:
-            self.call_after_refresh(self._show_earlier, messages[:cut], results, above)
-
-    @staticmethod
-    def _results(messages: list[Message]) -> dict[str, ToolMessage]:
-        """Tool results by call id (they follow their call)."""
-        from ..core.messages import ToolMessage
-
-        return {m.call_id: m for m in messages if isinstance(m, ToolMessage)}
-
-    @staticmethod
-    def _tail_start(messages: list[Message], count: int) -> int:
-        """Where the last ``count`` messages start, moved up off tool results (their call
-        comes first)."""
-        from ..core.messages import ToolMessage
-
-        start = max(0, len(messages) - count)
-        while start > 0 and isinstance(messages[start], ToolMessage):
-            start -= 1
-        return start
-
-    def _transcript_widgets(
-        self, messages: list[Message], results: dict[str, ToolMessage]
-    ) -> list[Widget]:
-        """The blocks showing journaled ``messages``; tool calls with their ``results``."""
-        from ..core import messages as core
-        from .markdown_widgets import ReplyMarkdown
-
-        widgets: list[Widget] = []
-        for message in messages:
-            if isinstance(message, core.UserMessage):
-                widgets.append(UserMessage(message.text, markup=False))
-            elif isinstance(message, core.AssistantMessage):
-                if message.text:
-                    for piece in split_markdown(message.text, ReplyStream.SEGMENT_BLOCKS):
-                        widgets.append(ReplyMarkdown(piece))
-                for call in message.calls:
-                    args, _ = call.parsed()
-                    answer = results.get(call.id)
-                    result = None if answer is None else answer.result
-                    shown = args if isinstance(args, dict) else None
-                    block = ToolCallBlock(call.id, call.name or "?", call.arguments, shown, result)
-                    self.calls[call.id] = block
-                    widgets.append(block)
-        return widgets
-
-    def _hidden_text(self) -> str:
+    def hidden_text(self) -> str:
         return (
             f"… {self.hidden} earlier items are not shown here "
             "(the conversation keeps them; /context counts them)"
@@ -686,7 +593,7 @@ class ChatView(VerticalScroll):
         self._removed()
         notes = list(self.query(HiddenNote))
         if notes:
-            notes[0].update(self._hidden_text())
+            notes[0].update(self.hidden_text())
         else:
-            await self.mount(HiddenNote(self._hidden_text()), before=0)
+            await self.mount(HiddenNote(self.hidden_text()), before=0)
         self.fold_later()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
@@ -21,15 +20,6 @@ from textual.widgets import OptionList, TextArea
 if TYPE_CHECKING:
     from ..core.commands import Completion
     from .connected import PromptHistory
-
-
-def history_file() -> Path:
-    """Where the prompt history is kept (``connected.history_file``). Only for
-    tests/test_app.py, which imports it from here; the prompt gets its history from the
-    app's connection."""
-    from .connected import history_file
-
-    return history_file()
 
 
 class CompletionMenu(OptionList):
