@@ -8,6 +8,7 @@ import json
 from datetime import datetime
 
 import tui_agent
+from tui_agent.budget import estimate, text_tokens
 from tui_agent.describe import tool_markdown, tools_markdown
 
 
@@ -49,13 +50,6 @@ def commands(session: tui_agent.Session) -> None:
             say(f"{kind} problem: {problem}", kind="error")
 
 
-COMPACT_PROMPT = (
-    "Summarize our conversation so far for your own later use: the goal, what was done "
-    "(files read or changed, commands run, results), decisions made, and what is left to "
-    "do. Be specific and brief; this summary will replace the conversation."
-)
-
-
 @tui_agent.setup("session-commands")
 def session_commands(session: tui_agent.Session) -> None:
     say = session.output.say
@@ -74,46 +68,49 @@ def session_commands(session: tui_agent.Session) -> None:
         say("Conversation cleared.")
 
     @session.commands.register(
-        "compact", description="Replace the conversation with a summary the model writes"
+        "compact",
+        description="Make the conversation smaller: prune old tool results and summarise "
+        "older turns (/compact FOCUS: what the summary should keep)",
     )
     async def compact_command(args: str | None) -> None:
         if not session.conversation.messages:
             say("Nothing to compact yet.")
             return
-        before = len(session.conversation)
-        prompt = COMPACT_PROMPT + (f" Focus on: {args}" if args else "")
-        summary = await session.complete(
-            [*session.conversation.messages, tui_agent.UserMessage(prompt)]
-        )
-        if not summary.strip():
-            raise RuntimeError("the model returned an empty summary; the conversation is kept")
-        session.clear()
-        session.record(tui_agent.UserMessage(f"Summary of the conversation so far:\n\n{summary}"))
-        say(f"Compacted {before} messages into a summary.")
+        done = await session.budget.compact("command", force=True, focus=args or "")
+        if done is None:
+            say("Nothing to compact: the conversation is already as small as it gets.")
 
     @session.commands.register(
-        "context", description="Show what the conversation holds and the tokens used"
+        "context", description="Show what the context window holds, estimated, by part"
     )
     def context_command(args: str | None) -> None:
         messages = session.conversation.messages
-        counts: dict[str, int] = {}
+        use = session.budget.use()
+        assert use is not None
+        parts: dict[str, tuple[int, int]] = {}
         for message in messages:
-            counts[message.role] = counts.get(message.role, 0) + 1
-        chars = sum(len(json.dumps(m.to_openai(), ensure_ascii=False)) for m in messages)
-        by_role = ", ".join(f"{k} {v}" for k, v in counts.items())
-        system = len(session.workspace.system_prompt())
-        tools = len(json.dumps(session.extensions.offered_tools()))
-        offered = len(session.extensions.offered_tools())
-        used = session.agent.tokens.total_tokens
+            count, tokens = parts.get(message.role, (0, 0))
+            parts[message.role] = (count + 1, tokens + estimate(message))
+        system = text_tokens(session.workspace.system_prompt())
+        offered = session.extensions.offered_tools()
+        tools = text_tokens(json.dumps(offered)) if offered else 0
         lines = [
-            "| | |",
-            "|---|---|",
-            f"| Messages | {len(messages)} ({by_role or 'none'}) |",
-            f"| Conversation | ~{chars // 4} tokens ({chars} characters) |",
-            f"| System prompt | ~{system // 4} tokens |",
-            f"| Tool definitions | ~{tools // 4} tokens ({offered} tools) |",
-            f"| Tokens used so far | {used} (as reported by the provider) |",
-            f"| Model | {session.provider_name} / {session.provider.model} |",
+            f"**Context: {use.tokens:,} of {use.window:,} tokens ({use.share:.0%})**, "
+            f"compacting at {session.budget.compact_at:.0%}; the window is from: {use.source}",
+            "",
+            "| Part | Messages | Tokens (estimated) |",
+            "|---|---|---|",
+            f"| System prompt | | {system:,} |",
+            f"| Tool definitions | {len(offered)} tools | {tools:,} |",
+        ]
+        for role, (count, tokens) in parts.items():
+            lines.append(f"| {role.capitalize()} messages | {count} | {tokens:,} |")
+        used = session.agent.tokens
+        lines += [
+            "",
+            f"Tokens the provider reported so far: {used.prompt_tokens:,} in, "
+            f"{used.completion_tokens:,} out. Model: {session.provider_name} / "
+            f"{session.provider.model}.",
         ]
         say("\n".join(lines), kind="markdown")
 

@@ -12,7 +12,8 @@ import pytest
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.core.events import ConversationReset, ExitRequested, ThemeRequested
+from tui_agent.core.events import Compacted, ConversationReset, ExitRequested, ThemeRequested
+from tui_agent.core.journal import read_messages
 from tui_agent.testing import FakeOpenAI, Reply
 
 COMMANDS = [
@@ -219,23 +220,39 @@ async def test_compact_replaces_the_conversation_with_the_summary(
     assert not seen.errors(), seen.text
     assert len(server.requests) == 2
     sent = server.requests[1]["messages"]
-    assert sent[0]["role"] == "system"
-    assert sent[1:-1] == before
-    assert sent[-1]["role"] == "user"
-    assert "Summarize our conversation" in sent[-1]["content"]
+    assert [m["role"] for m in sent] == ["system", "user"]
+    assert "You summarise a conversation" in sent[0]["content"]
+    assert "User: hello there" in sent[1]["content"]
+    assert "Assistant: Hello, I looked around." in sent[1]["content"]
     assert not server.requests[1].get("tools")
 
     messages = session.conversation.messages
-    assert len(messages) == 1
-    assert messages[0]["role"] == "user"
+    assert [m["role"] for m in messages] == ["user", "assistant"]
     assert "SUMMARY-7: the user said hello; nothing is left to do." in messages[0]["content"]
-    assert seen.of(ConversationReset)
+    [compacted] = seen.of(Compacted)
+    assert (compacted.reason, compacted.summarised) == ("command", 2)
+    assert not seen.of(ConversationReset)  # the chat keeps showing what was said
+    assert "Compacted the conversation (/compact): summarised 2 older messages" in seen.text
 
     await session.turn("go on")
     follow = server.requests[2]["messages"]
-    assert [m["role"] for m in follow] == ["system", "user", "user"]
+    assert [m["role"] for m in follow] == ["system", "user", "assistant", "user"]
     assert "SUMMARY-7" in follow[1]["content"]
-    assert follow[2]["content"] == "go on"
+    assert follow[3]["content"] == "go on"
+    # the journal keeps the messages the summary replaced, and resumes the compacted state
+    journaled = [m["content"] for m in read_messages(session.transcript.journal.path)]
+    assert journaled[:2] == ["hello there", "Hello, I looked around."]
+    session.transcript.journal.close()
+    again = create_session(project, base_url=server.base_url, model="m")
+    assert again.resume(session.id)
+    assert [m["role"] for m in again.conversation.messages] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    assert "SUMMARY-7" in again.conversation.messages[0]["content"]
+    again.transcript.journal.close()
 
 
 async def test_compact_with_an_empty_summary_keeps_the_conversation(
@@ -253,7 +270,7 @@ async def test_compact_with_an_empty_summary_keeps_the_conversation(
     assert "empty" in seen.errors()[0]
     assert session.conversation.messages == before
     assert session.id == old_id
-    assert not seen.of(ConversationReset)
+    assert not seen.of(ConversationReset) and not seen.of(Compacted)
 
 
 async def test_compact_with_nothing_to_compact_sends_nothing(
@@ -269,15 +286,19 @@ async def test_compact_with_nothing_to_compact_sends_nothing(
 # -- /context -------------------------------------------------------------------------------
 
 
-async def test_context_shows_message_counts(project: Path) -> None:
+async def test_context_shows_the_window_and_its_parts(project: Path) -> None:
     session = create_session(project)
     empty = await command(session, "/context")
-    assert "| Messages | 0 (none) |" in empty.text
+    assert "of 32,768 tokens" in empty.text and "the window is from: default" in empty.text
+    assert "| User messages" not in empty.text
     await session.turn("look around")  # the stub: user, assistant + tool call, tool, assistant
     roles = [m["role"] for m in session.conversation.messages]
     assert roles == ["user", "assistant", "tool", "assistant"]
     seen = await command(session, "/context")
-    assert "| Messages | 4 (user 1, assistant 2, tool 1) |" in seen.text
+    assert "| User messages | 1 |" in seen.text
+    assert "| Assistant messages | 2 |" in seen.text
+    assert "| Tool messages | 1 |" in seen.text
+    assert "compacting at 80%" in seen.text
     assert "stub" in seen.text
 
 

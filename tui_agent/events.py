@@ -10,6 +10,7 @@ function that stops listening; match on the type::
 
 from .core.events import (
     CommandsChanged,
+    Compacted,
     ConversationReset,
     Event,
     EventBus,
@@ -30,6 +31,7 @@ from .core.output import Note
 
 __all__ = [
     "CommandsChanged",
+    "Compacted",
     "ConversationReset",
     "Event",
     "EventBus",

@@ -15,7 +15,7 @@ from .core.output import Note
 from .core.session import Session
 
 # what only a UI showing the registries needs: not printed, not even with --json
-UNPRINTED = (ev.ToolsChanged, ev.CommandsChanged)
+UNPRINTED = (ev.ToolsChanged, ev.CommandsChanged, ev.Compacted)  # a note says it
 
 
 class Printer:

@@ -29,6 +29,7 @@ from .result import Result
 from .toolbox import CANCELLED
 
 if TYPE_CHECKING:
+    from .budget import Budget
     from .context import ToolContext
     from .output import Output
     from .toolbox import Toolbox
@@ -74,6 +75,7 @@ class Agent:
         tools: Callable[[], list[dict[str, Any]]],
         system_prompt: Callable[[], str],
         tool_context: Callable[..., ToolContext],
+        budget: Budget | None = None,
     ) -> None:
         self.transcript = transcript
         self.toolbox = toolbox
@@ -84,6 +86,7 @@ class Agent:
         self.tools = tools
         self.system_prompt = system_prompt
         self.tool_context = tool_context
+        self.budget = budget
         self.tokens = ev.UsageUpdate(0, 0, 0)
         self._pending: Reply | None = None
 
@@ -108,6 +111,7 @@ class Agent:
                     self.events.emit(ev.TurnFinished(reply_text, error=note, steps=steps))
                     return reply_text
                 steps += 1
+                await self._fit()
                 reply = await self._reply(self.provider())
                 self._pending = None
                 reply_text = reply.text
@@ -123,6 +127,8 @@ class Agent:
                 cut = reply.finish == "length"
                 for call in reply.calls:
                     result = await self._run_call(call, cut=cut)
+                    if self.budget is not None:  # one result never floods the window
+                        result = self.budget.cap(call.name, result)
                     self.transcript.record(ToolMessage(call.id, result))
         except asyncio.CancelledError:
             pending = self._pending
@@ -131,6 +137,26 @@ class Agent:
             self.transcript.close_open_calls(CANCELLED)
             self.events.emit(ev.TurnFinished(reply_text, cancelled=True, steps=steps))
             raise
+
+    async def _fit(self, *, overflow: bool = False, limit: int | None = None) -> bool:
+        """Make the next request fit the context window (``budget.fit``); after an overflow
+        error, learn the window it stated and compact whatever the estimate says. A
+        compaction that fails is said and the turn goes on (the request may still fit)."""
+        if self.budget is None:
+            return False
+        try:
+            if overflow:
+                self.budget.learn(limit)
+                return await self.budget.compact("overflow", force=True) is not None
+            await self.budget.fit()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("compaction failed", exc_info=True)
+            self.output.say(
+                self._redact(f"error: could not compact the conversation: {exc}"), kind="error"
+            )
+        return False
 
     async def _run_call(self, call: ToolCall, *, cut: bool = False) -> Result:
         """``cut``: the reply hit the output limit, so arguments that are not JSON were cut
@@ -152,6 +178,7 @@ class Agent:
         attempts = int(self._setting("retry_attempts", DEFAULT_ATTEMPTS))
         base = float(self._setting("retry_base_delay", DEFAULT_BASE_DELAY))
         attempt = 0
+        recovered = False
         while True:
             attempt += 1
             reply = self._pending = Reply()
@@ -162,6 +189,12 @@ class Agent:
             except ProviderError as exc:
                 nothing_arrived = not (reply.text or reply.thinking or reply.calls)
                 message = self._redact(str(exc))  # servers and proxies echo keys back
+                overflow = getattr(exc, "overflow", False)
+                if overflow and nothing_arrived and not recovered:
+                    recovered = True  # compact and try again, once
+                    if await self._fit(overflow=True, limit=getattr(exc, "limit", None)):
+                        attempt -= 1
+                        continue
                 if exc.retryable and nothing_arrived and attempt < attempts:
                     delay = exc.retry_after
                     if delay is None:
@@ -203,6 +236,7 @@ class Agent:
         # plugin's provider can send them as JSON as it is
         request = [openai_dict(m) for m in self.transcript.request(self.system_prompt())]
         before = self.tokens
+        budget = self.budget
         async with contextlib.aclosing(provider.stream(request, tools)) as stream:  # type: ignore[type-var]
             async for event in stream:
                 if isinstance(event, Text):
@@ -220,5 +254,7 @@ class Agent:
                         before.total_tokens + event.total_tokens,
                     )
                     self.events.emit(self.tokens)
+                    if budget is not None:
+                        budget.observed(event.prompt_tokens, len(request) - 1)
                 elif isinstance(event, Finish):
                     reply.finish = event.reason

@@ -191,6 +191,15 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "retry_base_delay": (lambda v: _number(v) and v >= 0, "a number of seconds, 0 or more"),
     "permission": (lambda v: isinstance(v, dict), "a table"),
     "mcp": (lambda v: isinstance(v, dict), "a table"),
+    "context_window": (lambda v: _count(v) and v >= 1024, "a whole number of tokens, 1024 or more"),
+    "compact_at": (
+        lambda v: _number(v) and 0.1 <= v <= 0.95,
+        "a share of the context window between 0.1 and 0.95",
+    ),
+    "models": (
+        lambda v: isinstance(v, dict) and all(isinstance(t, dict) for t in v.values()),
+        'a table of tables ([models."name"])',
+    ),
 }
 
 

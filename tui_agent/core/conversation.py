@@ -42,6 +42,22 @@ class Conversation:
                     self._messages[:0] = load()
         return self._messages
 
+    @property
+    def deferred(self) -> bool:
+        """Older messages are put off (``defer``) and not loaded yet."""
+        return self._earlier is not None
+
+    @property
+    def held(self) -> list[Message]:
+        """The messages loaded so far (all of them unless ``deferred``)."""
+        return self._messages
+
+    def replace(self, messages: Iterable[Mapping[str, Any]]) -> None:
+        """Hold ``messages`` instead of the whole conversation (a compaction)."""
+        typed = [as_message(m) for m in messages]
+        self._earlier = None
+        self._messages[:] = typed
+
     def defer(self, earlier: Callable[[], list[Message]]) -> None:
         """``earlier()`` gives the messages that come before the ones held now; it runs on
         the first use of ``messages``. The held messages must start with one that is not a

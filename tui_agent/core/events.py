@@ -91,6 +91,20 @@ class ConversationReset:
 
 
 @dataclass(frozen=True)
+class Compacted:
+    """The conversation was made smaller to fit the context window (``reason``: "auto"
+    before a request, "overflow" after the server refused one, "command" for
+    ``/compact``). Token counts are estimates; ``pruned`` tool results were replaced by a
+    stub, ``summarised`` messages by a summary. The journal keeps the messages it replaced."""
+
+    reason: str
+    before: int
+    after: int
+    pruned: int = 0
+    summarised: int = 0
+
+
+@dataclass(frozen=True)
 class ToolsChanged:
     """The session's toolbox changed: ``kind`` "tools" (a tool added, replaced or removed)
     or "hooks" (a hook added); ``name`` is the tool's (``"*"`` for a global hook), ``""``
@@ -128,6 +142,7 @@ Event = (
     | ReplyFinished
     | Retrying
     | ConversationReset
+    | Compacted
     | ToolsChanged
     | CommandsChanged
     | ExitRequested

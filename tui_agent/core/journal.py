@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -97,6 +97,17 @@ class Journal:
                 )
             self.failed = True
 
+    def compaction(self, messages: Sequence[Mapping[str, Any]], info: Mapping[str, Any]) -> None:
+        """Record that the conversation is now ``messages`` (a compaction): resuming starts
+        from the last such record; the lines before it stay in the file."""
+        try:
+            self._open()
+            record = {"type": "compaction", **info, "messages": [openai_dict(m) for m in messages]}
+            self._write(record)
+        except (OSError, ValueError):
+            log.warning("could not write journal %s", self.path, exc_info=True)
+            self.failed = True
+
     def close(self) -> None:
         if self._handle is not None:
             self._handle.close()
@@ -140,6 +151,18 @@ def parse_records(path: Path, lines: list[tuple[int, str]]) -> list[dict[str, An
 def read_records(path: Path) -> list[dict[str, Any]]:
     """Every record that parses; torn or corrupt lines are skipped with a warning."""
     return parse_records(path, read_lines(path))
+
+
+COMPACTION_PREFIX = '{"type": "compaction"'
+
+
+def last_compaction(lines: list[tuple[int, str]]) -> int | None:
+    """The index in ``lines`` of the last compaction record (written with ``"type"``
+    first, so a prefix finds it without parsing every line), or None."""
+    for index in range(len(lines) - 1, -1, -1):
+        if lines[index][1].startswith(COMPACTION_PREFIX):
+            return index
+    return None
 
 
 def read_messages(path: Path) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from . import journal as journal_module
 from .agent import Agent
 from .approval import ApprovalRequest, Approver, Decision, headless_approver
+from .budget import Budget
 from .commands import Commands, is_command_line, parse_command
 from .config import Config
 from .context import ToolContext
@@ -87,6 +88,15 @@ class Session:
         self.commands.listen(lambda: self.events.emit(CommandsChanged()))
         self.approver: Approver = headless_approver(yes)
         self.transcript = Transcript(self.id, self.directory, self._journal_failed)
+        self.budget = Budget(
+            transcript=self.transcript,
+            events=self.events,
+            output=self.output,
+            settings=lambda: self.config.settings,
+            provider=lambda: self.provider,
+            system_prompt=self.workspace.system_prompt,
+            tools=self.extensions.offered_tools,
+        )
         self.agent = Agent(
             transcript=self.transcript,
             toolbox=self.toolbox,
@@ -97,6 +107,7 @@ class Session:
             tools=self.extensions.offered_tools,
             system_prompt=self.workspace.system_prompt,
             tool_context=self._tool_context,
+            budget=self.budget,
         )
         self._turn: asyncio.Task[Any] | None = None
         self.themes: list[str] = []
@@ -273,6 +284,7 @@ class Session:
         self.conversation.clear()
         self.id = new_session_id()
         self.transcript.new_journal(self.id)
+        self.budget.forget()
         self.events.emit(ConversationReset("clear"))
 
     def sessions(self) -> list[journal_module.SessionInfo]:
@@ -296,6 +308,7 @@ class Session:
             return False
         self.id = path.stem
         self.transcript.resume(path)
+        self.budget.forget()
         self.events.emit(ConversationReset("resume"))
         return True
 

@@ -7,7 +7,7 @@ journal (flushed at once, so ``--continue`` finds it after a crash). Messages ar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,12 @@ class Transcript:
         provider makes its wire format of them)."""
         return [SystemMessage(system_prompt), *self.conversation.messages]
 
+    def replace(self, messages: Sequence[Mapping[str, Any]], info: Mapping[str, Any]) -> None:
+        """The conversation becomes ``messages`` (a compaction); the journal records it
+        (with ``info``) and keeps every message it held before."""
+        self.conversation.replace(messages)
+        self.journal.compaction(self.conversation.messages, info)
+
     def close_open_calls(self, reason: str) -> None:
         """Answer the calls the last assistant message left open with an error saying
         ``reason`` (a cancelled turn, an interrupted session), so the transcript stays one
@@ -70,7 +76,19 @@ class Transcript:
         use of the whole conversation (``Conversation.defer``): the app draws the newest
         ones first. Calls the journal left open are answered with an error."""
         lines = journal_module.read_lines(path)
+        base: list[dict[str, Any]] = []
+        compacted = journal_module.last_compaction(lines)
+        if compacted is not None:  # the conversation starts from the last compaction
+            [record] = journal_module.parse_records(path, lines[compacted : compacted + 1]) or [{}]
+            found = record.get("messages")
+            base = [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
+            lines = lines[compacted + 1 :]
         cut, newest = self._newest_messages(path, lines)
+        if base:  # a compacted conversation is small: read it whole
+            cut, newest = (
+                0,
+                [*base, *journal_module.messages_of(journal_module.parse_records(path, lines))],
+            )
         self.new_journal(path.stem)
         self.conversation.clear()
         for message in repair(newest, INTERRUPTED):

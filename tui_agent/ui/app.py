@@ -342,8 +342,8 @@ class TuiAgentApp(App[None]):
 
     @property
     def status(self) -> str:
-        """Provider / model, tokens, permissions, working: under the prompt (the folder is
-        in the header)."""
+        """Provider / model, the context window's use, tokens, permissions, working: under
+        the prompt (the folder is in the header)."""
         session = self._session
         if session is None:
             return "starting…"
@@ -353,9 +353,11 @@ class TuiAgentApp(App[None]):
             model = f"? ({exc})"
         mode = "yes (allow all asks)" if session.yes else "ask"
         busy = " · working…" if session.busy else ""
+        use = session.budget.use(load=False)  # not the unread part of a resumed journal
+        context = f"{use.label()} · " if use is not None else ""
         return (
-            f"{session.provider_name} / {model} · {session.agent.tokens.total_tokens} tokens · "
-            f"permissions: {mode}{busy}"
+            f"{session.provider_name} / {model} · {context}"
+            f"{session.agent.tokens.total_tokens} tokens · permissions: {mode}{busy}"
         )
 
     def update_status(self) -> None:

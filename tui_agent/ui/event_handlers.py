@@ -86,6 +86,10 @@ async def theme_requested(app: TuiAgentApp, chat: ChatView, event: ev.ThemeReque
     app.theme = event.name
 
 
+async def compacted(app: TuiAgentApp, chat: ChatView, event: ev.Compacted) -> None:
+    app.update_status()  # the context share in the status border (a note says what happened)
+
+
 async def note(app: TuiAgentApp, chat: ChatView, event: Note) -> None:
     await chat.add_note(event.text, event.kind)
 
@@ -101,6 +105,7 @@ HANDLERS: dict[type, Handler] = {
     ev.ReplyFinished: reply_finished,
     ev.TurnFinished: turn_finished,
     ev.ConversationReset: conversation_reset,
+    ev.Compacted: compacted,
     ev.ExitRequested: exit_requested,
     ev.ThemeRequested: theme_requested,
     Note: note,
