@@ -21,6 +21,18 @@ strings as they are) to try a provider's dialect.
 ``async with FakeOpenAI(...)`` works too, and the ``fake_openai`` pytest fixture gives a
 started server with an empty script (``server.script.append(Reply(...))``).
 
+Long sessions: ``FakeOpenAI(context_limit=16_384)`` counts each chat request with
+``count_tokens`` (a documented approximation) and answers one over the limit the way OpenAI
+does (HTTP 400, ``error.code = "context_length_exceeded"``, "This model's maximum context
+length is N tokens. However, your messages resulted in M tokens. …"), recorded in
+``server.requests`` and ``server.overflowed`` (the M of each) without using a scripted
+reply; every reply's ``usage.prompt_tokens`` is then the request's count.
+``advertise_limit=True`` puts the limit in ``/v1/models`` as vLLM does (``max_model_len``).
+``responder=lambda body: Reply(...)`` answers whenever the script is empty, so a 300-turn
+session needs no 300 scripted replies. ``extra_routes={"GET /props": {...}}`` serves other
+endpoints beside the API (a JSON payload, or a function of the request's JSON body returning
+a payload or ``(status, payload)``), recorded in ``server.routed``.
+
 The app, driven by Textual's ``Pilot`` (Textual is imported only when these are used):
 
     async with run_app(session) as pilot:
@@ -39,7 +51,7 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +67,7 @@ __all__ = [
     "FakeOpenAI",
     "Reply",
     "chat_text",
+    "count_tokens",
     "fake_openai",
     "run_app",
     "send",
@@ -155,6 +168,44 @@ def transcript_problem(messages: Any) -> str | None:
     return None
 
 
+def _quarter(text: str) -> int:
+    return -(-len(text) // 4)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: their text
+        return "".join(
+            part["text"]
+            for part in content
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def count_tokens(body: Mapping[str, Any]) -> int:
+    """The fake's token count of a chat request: per message 4, plus ceil(characters / 4) of
+    its text content, plus ceil(characters / 4) of each tool call's name and arguments
+    together; plus ceil(characters / 4) of ``tools`` as compact JSON. Deterministic, and
+    roughly what real tokenizers give for English and code (they differ); it is the number
+    the fake holds against ``context_limit`` and reports as ``usage.prompt_tokens``."""
+    total = 0
+    for message in body.get("messages") or []:
+        if not isinstance(message, Mapping):
+            continue
+        total += 4 + _quarter(_content_text(message.get("content")))
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(function, Mapping):
+                name, arguments = function.get("name") or "", function.get("arguments") or ""
+                total += _quarter(f"{name}{arguments}")
+    tools = body.get("tools")
+    if tools:
+        total += _quarter(json.dumps(tools, separators=(",", ":")))
+    return total
+
+
 def _split(text: str, pieces: int) -> list[str]:
     if pieces <= 1 or len(text) <= 1:
         return [text]
@@ -169,7 +220,14 @@ def _words(text: str, per_chunk: int) -> list[str]:
 
 
 class FakeOpenAI:
-    """Start with ``with``/``async with`` or ``start()``; ``base_url`` ends in ``/v1``."""
+    """Start with ``with``/``async with`` or ``start()``; ``base_url`` ends in ``/v1``.
+
+    ``context_limit``: requests counted by ``count_tokens`` over it get OpenAI's 400
+    ``context_length_exceeded`` (``overflowed`` lists their counts), and replies report the
+    count as ``usage.prompt_tokens``. ``advertise_limit``: ``/v1/models`` says it as vLLM
+    does (``max_model_len``). ``responder(body) -> Reply`` answers when the script is empty
+    (without it, an empty script answers HTTP 500). ``extra_routes``: ``{"GET /props":
+    payload}`` or ``{"POST /api/show": function(body) -> payload or (status, payload)}``."""
 
     def __init__(
         self,
@@ -178,15 +236,30 @@ class FakeOpenAI:
         models: list[str] | None = None,
         reject_stream_options: bool = False,
         strict: bool = True,
+        context_limit: int | None = None,
+        advertise_limit: bool = False,
+        responder: Callable[[dict[str, Any]], Reply] | None = None,
+        extra_routes: Mapping[str, Any] | None = None,
     ) -> None:
+        if advertise_limit and context_limit is None:
+            raise ValueError("advertise_limit needs a context_limit to advertise")
         self.script: list[Reply] = list(script or [])
         self.reject_stream_options = reject_stream_options
         self.strict = strict
+        self.context_limit = context_limit
+        self.advertise_limit = advertise_limit
+        self.responder = responder
+        self.extra_routes = {
+            f"{key.split()[0].upper()} {key.split()[-1]}": value
+            for key, value in (extra_routes or {}).items()
+        }
         self.rejected: list[str] = []
+        self.overflowed: list[int] = []
+        self.routed: list[tuple[str, str, Any]] = []
         self.models = list(models or ["fake-model", "fake-model-large"])
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -230,9 +303,11 @@ class FakeOpenAI:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
-            if not self.script:
-                return Reply(status=500, error="fake server: the script has no more replies")
-            return self.script.pop(0)
+            if self.script:
+                return self.script.pop(0)
+            if self.responder is not None:
+                return self.responder(body)
+            return Reply(status=500, error="fake server: the script has no more replies")
 
     # -- rendering --------------------------------------------------------------------------
 
@@ -341,10 +416,30 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _extra(self, method: str, body: Any) -> bool:
+        """Serves an ``extra_routes`` entry, if one matches; True when it did."""
+        path = self.path.split("?", 1)[0]
+        route = self.fake.extra_routes.get(f"{method} {path}")
+        if route is None:
+            return False
+        with self.fake._lock:
+            self.fake.routed.append((method, path, body))
+        try:
+            answer = route(body) if callable(route) else route
+        except Exception as exc:
+            self._json(500, {"error": {"message": f"route {path} failed: {exc}"}})
+            return True
+        status, payload = answer if isinstance(answer, tuple) else (200, answer)
+        self._json(status, payload)
+        return True
+
     def do_GET(self) -> None:
+        if self._extra("GET", None):
+            return
         if self.path.rstrip("/").endswith("/models"):
+            extra = {"max_model_len": self.fake.context_limit} if self.fake.advertise_limit else {}
             data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake", **extra}
                 for m in self.fake.models
             ]
             self._json(200, {"object": "list", "data": data})
@@ -354,6 +449,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.fake.extra_routes:
+            try:
+                sent = json.loads(raw) if raw else None
+            except ValueError:
+                sent = raw.decode(errors="replace")
+            if self._extra("POST", sent):
+                return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
@@ -378,7 +480,28 @@ class _Handler(BaseHTTPRequestHandler):
                 self.fake.rejected.append(problem)
             self._json(400, {"error": {"message": problem, "type": "invalid_request_error"}})
             return
+        limit = self.fake.context_limit
+        tokens = count_tokens(body) if limit is not None else None
+        if limit is not None and tokens is not None and tokens > limit:
+            with self.fake._lock:
+                self.fake.requests.append(body)
+                self.fake.headers.append(headers)
+                self.fake.overflowed.append(tokens)
+            message = (
+                f"This model's maximum context length is {limit} tokens. However, your "
+                f"messages resulted in {tokens} tokens. Please reduce the length of the messages."
+            )
+            error = {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+            self._json(400, {"error": error})
+            return
         reply = self.fake.next_reply(body, headers)
+        if tokens is not None and reply.usage is not None:  # the request's size, as servers say
+            reply = replace(reply, usage=(tokens, reply.usage[1]))
         model = str(body.get("model", "fake-model"))
         if reply.status != 200:
             self._json(

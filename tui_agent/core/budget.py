@@ -84,6 +84,7 @@ class Budget:
         self.tools = tools
         self.summariser: Summariser | None = None
         self._server: dict[int, int | None] = {}  # provider object id -> what it said
+        self._unsettled: set[int] = set()  # providers whose answer was a guess
         self._learned: int | None = None  # from an overflow error
         self._last: tuple[int, int] | None = None  # (prompt_tokens, messages in that request)
 
@@ -113,15 +114,16 @@ class Budget:
             return None
 
     async def discover(self) -> None:
-        """Ask the provider for its window, once per provider (``context_window()``, an
-        optional method); nothing when a setting gives the window."""
+        """Ask the provider for its window (``context_window()``, an optional method): once
+        per provider, or again before the next request while the provider says its answer
+        is a guess (``window_settled`` False, as for an Ollama model not loaded yet)."""
         try:
             provider = self.provider()
         except Exception:
             return
-        if id(provider) in self._server:
+        if id(provider) in self._server and id(provider) not in self._unsettled:
             return
-        self._server[id(provider)] = None
+        self._server.setdefault(id(provider), None)
         ask = getattr(provider, "context_window", None)
         if ask is None:
             return
@@ -131,7 +133,12 @@ class Budget:
                 value = await value
         except Exception:
             log.info("could not ask %s for its context window", provider, exc_info=True)
+            self._unsettled.discard(id(provider))
             return
+        if getattr(provider, "window_settled", True) is False:
+            self._unsettled.add(id(provider))
+        else:
+            self._unsettled.discard(id(provider))
         if isinstance(value, int) and value > 0:
             self._server[id(provider)] = value
 

@@ -44,7 +44,11 @@ StreamEvent = Text | Thinking | ToolCall | Usage | Finish
 
 
 class ProviderError(Exception):
-    """A failure the user can act on; ``message`` says what to change. Never a traceback."""
+    """A failure the user can act on; ``message`` says what to change. Never a traceback.
+
+    ``overflow``: the server rejected the request as larger than the model's context window
+    (a shorter conversation is the fix, a retry as it is is not: never ``retryable``);
+    ``limit`` is the window the error stated, None where it stated none."""
 
     def __init__(
         self,
@@ -53,11 +57,15 @@ class ProviderError(Exception):
         retryable: bool = False,
         partial: bool = False,
         retry_after: float | None = None,
+        overflow: bool = False,
+        limit: int | None = None,
     ) -> None:
         super().__init__(message)
-        self.retryable = retryable
+        self.retryable = retryable and not overflow
         self.partial = partial
         self.retry_after = retry_after
+        self.overflow = overflow
+        self.limit = limit
 
 
 @runtime_checkable
@@ -65,7 +73,13 @@ class Provider(Protocol):
     """``stream`` gets the request's messages as plain OpenAI Chat Completions dicts (the
     provider boundary: the transcript's typed messages are converted there), ready to
     send as JSON; read them, do not change them. ``messages.as_message`` types one again
-    for a provider that would rather read attributes (the stub does)."""
+    for a provider that would rather read attributes (the stub does).
+
+    Optional, and not part of the checked protocol (a plugin provider may omit it):
+    ``async def context_window(self) -> int | None``, the model's context window in tokens
+    as the server states it, None when unknown. It is asked once per provider object, must
+    not raise, and should answer within a few seconds. A provider whose request was
+    rejected for its length raises ``ProviderError(..., overflow=True, limit=N or None)``."""
 
     name: str
     model: str

@@ -13,8 +13,17 @@ import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from ..messages import openai_dict
+from ..window import (
+    error_overflow,
+    overflow,
+    window_from_model,
+    window_from_ollama,
+    window_from_ollama_ps,
+    window_from_props,
+)
 from .base import ProviderError, StreamEvent
 from .chunks import ReplyReader, ShapeError, StreamErrorChunk
 
@@ -22,6 +31,8 @@ log = logging.getLogger("tui_agent.providers")
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_IDLE = 120.0  # stream_idle_timeout: seconds without a byte before a stream is broken
+PROBE_TIMEOUT = 2.0  # seconds for each of a server's own endpoints asked for the window
+MODELS_TIMEOUT = 10.0  # seconds for /v1/models when asked for the window (OpenRouter's is long)
 KEY_HELP = "set OPENAI_API_KEY, or api_key in ~/.config/tui-agent/config.toml"
 
 
@@ -60,6 +71,10 @@ class OpenAIProvider:
         self.idle_timeout = float(settings.get("stream_idle_timeout") or DEFAULT_IDLE)
         self._client: Any = None
         self._include_usage = True
+        self.probe_timeout = PROBE_TIMEOUT
+        self._window: int | None = None
+        self.window_settled = False  # context_window(): False until an answer is kept
+        self._window_lock = asyncio.Lock()
 
     @property
     def where(self) -> str:
@@ -99,6 +114,9 @@ class OpenAIProvider:
                 retry_after=_retry_after(exc),
             )
         if isinstance(exc, openai.APIStatusError):
+            too_long = self._overflow(exc)
+            if too_long is not None:
+                return too_long
             status = exc.status_code
             return ProviderError(
                 f"the server at {self.where} answered HTTP {status}: {_detail(exc)}",
@@ -128,6 +146,9 @@ class OpenAIProvider:
                 self._include_usage = False
                 kwargs.pop("stream_options")
                 return await self._open(stack, kwargs)
+            too_long = self._overflow(exc)
+            if too_long is not None:
+                raise too_long from None
             raise ProviderError(
                 f"the server rejected the request (HTTP 400): {_detail(exc)}"
             ) from None
@@ -217,10 +238,15 @@ class OpenAIProvider:
                 ) from None
             except StreamErrorChunk as exc:
                 code = exc.code if isinstance(exc.code, int) else 0
+                too_long, limit = overflow(
+                    code or None, str(exc), exc.code if isinstance(exc.code, str) else None
+                )
                 raise self._cut(
                     f"the server at {self.where} reported an error: {exc}",
                     reader,
                     retryable=code == 429 or code >= 500,
+                    overflow=too_long,
+                    limit=limit,
                 ) from None
             if not done and reader.finish_reason is None:
                 raise self._cut(
@@ -231,11 +257,42 @@ class OpenAIProvider:
         for event in reader.end():
             yield event
 
-    def _cut(self, message: str, reader: ReplyReader, *, retryable: bool) -> ProviderError:
+    def _cut(
+        self,
+        message: str,
+        reader: ReplyReader,
+        *,
+        retryable: bool,
+        overflow: bool = False,
+        limit: int | None = None,
+    ) -> ProviderError:
         """A reply that stopped before the model finished: retried only if nothing of it was
         shown (a retry would show it twice)."""
         shown = reader.shown
-        return ProviderError(message, retryable=retryable and not shown, partial=shown)
+        return ProviderError(
+            message,
+            retryable=retryable and not shown,
+            partial=shown,
+            overflow=overflow,
+            limit=limit,
+        )
+
+    def _overflow(self, exc: Any) -> ProviderError | None:
+        """The error, said so, if the server rejected the request as longer than the
+        model's context window (never retried as it is: the conversation must get shorter)."""
+        status = getattr(exc, "status_code", None)
+        found, limit = error_overflow(status, getattr(exc, "body", None))
+        if not found:
+            found, limit = overflow(status, _detail(exc), getattr(exc, "code", None))
+        if not found:
+            return None
+        window = f" ({limit:,} tokens)" if limit else ""
+        return ProviderError(
+            f"the conversation is longer than the context window{window} of {self.model!r} "
+            f"at {self.where} (HTTP {status}): {_detail(exc)}",
+            overflow=True,
+            limit=limit,
+        )
 
     async def models(self) -> list[str]:
         try:
@@ -243,6 +300,90 @@ class OpenAIProvider:
         except Exception:
             return []
         return sorted(model.id for model in page.data)
+
+    async def context_window(self) -> int | None:
+        """The model's context window as the server states it (None: unknown; never
+        raises). First this model's ``/v1/models`` entry (vLLM's ``max_model_len``,
+        OpenRouter's ``context_length``, LM Studio's and llama.cpp's fields:
+        ``window.window_from_model``); where it states no window the server serves, and
+        ``base_url`` is set, the servers' own endpoints, asked together with
+        ``probe_timeout`` each: llama.cpp ``GET /props``, LM Studio ``GET
+        /api/v0/models/{model}``, Ollama ``GET /api/ps`` (the context a loaded model was
+        given) then ``POST /api/show``; then what the entry says the model could take.
+
+        A settled answer is kept for the provider's life. Ollama's guess for a model not
+        loaded yet (``window.OLLAMA_DEFAULT`` at most) is not: ``window_settled`` stays
+        False and the next call asks again, so the window is right once the first request
+        has loaded the model."""
+        async with self._window_lock:
+            if not self.window_settled:
+                try:
+                    self._window, self.window_settled = await self._ask_window()
+                except Exception:
+                    log.info("no context window from %s", self.where, exc_info=True)
+                    self._window, self.window_settled = None, True
+        return self._window
+
+    async def _ask_window(self) -> tuple[int | None, bool]:
+        client = self._get_client()
+        entry = await self._model_entry(client)
+        served = window_from_model(entry, served_only=True) if entry else None
+        if served is not None:
+            return served, True
+        if self.base_url:
+            asked, settled = await self._ask_server(
+                client, str(entry.get("id")) if entry else self.model
+            )
+            if asked is not None:
+                return asked, settled
+        return (window_from_model(entry) if entry else None), True
+
+    async def _model_entry(self, client: Any) -> dict[str, Any] | None:
+        """This model's ``/v1/models`` entry, extra fields included; the only entry of a
+        one-model server (llama.cpp answers whatever the model is called)."""
+        try:
+            async with asyncio.timeout(MODELS_TIMEOUT):
+                page = await client.models.list()
+            entries = [model.to_dict() for model in page.data]
+        except Exception:
+            return None
+        by_id = {str(entry.get("id")): entry for entry in entries if isinstance(entry, dict)}
+        for name in (self.model, f"{self.model}:latest", self.model.removesuffix(":latest")):
+            if name in by_id:
+                return by_id[name]
+        return entries[0] if len(entries) == 1 and isinstance(entries[0], dict) else None
+
+    async def _ask_server(self, client: Any, model: str) -> tuple[int | None, bool]:
+        root = str(self.base_url).rstrip("/").removesuffix("/v1")
+        props, lmstudio, running, show = await asyncio.gather(
+            self._fetch(client, f"{root}/props"),
+            self._fetch(client, f"{root}/api/v0/models/{quote(model, safe='/:@')}"),
+            self._fetch(client, f"{root}/api/ps"),
+            self._fetch(client, f"{root}/api/show", {"model": model}),
+        )
+        running_window = window_from_ollama_ps(running, model)
+        if running_window is not None:
+            return running_window, True
+        said = window_from_props(props) or window_from_model(lmstudio)
+        if said is not None:
+            return said, True
+        shown = window_from_ollama(show)
+        if shown is None:
+            return None, True
+        # A num_ctx in the Modelfile is what the server uses; otherwise a guess until loaded.
+        modelfile = window_from_ollama({"parameters": show.get("parameters")})
+        return shown, modelfile is not None
+
+    async def _fetch(self, client: Any, url: str, body: dict[str, Any] | None = None) -> Any:
+        """The JSON at ``url`` (POSTed ``body`` if any), or None: any failure means unknown."""
+        options = {"timeout": self.probe_timeout}
+        try:
+            async with asyncio.timeout(self.probe_timeout + 0.5):
+                if body is None:
+                    return await client.get(url, cast_to=object, options=options)
+                return await client.post(url, cast_to=object, body=body, options=options)
+        except Exception:
+            return None
 
 
 class _Broken(Exception):

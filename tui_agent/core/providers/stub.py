@@ -64,6 +64,10 @@ class StubProvider:
     async def models(self) -> list[str]:
         return ["stub"]
 
+    async def context_window(self) -> int | None:
+        """No server to ask: the budget's setting or default applies."""
+        return None
+
     async def stream(
         self, messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]]
     ) -> AsyncIterator[StreamEvent]:
