@@ -11,7 +11,7 @@ testing kit's fake OpenAI server on 127.0.0.1. Progress goes to stderr.
 This file is the entry point: arguments, the figures in order, goals, the table and
 ``--json``. Each figure is measured in a module of its own next to it (startup.py for
 startup and idle_rss, stream_render.py, input_latency.py, dispatch.py, load.py,
-resume.py); common.py holds the sandbox, tmux and statistics helpers.
+resume.py, soak.py); common.py holds the sandbox, tmux and statistics helpers.
 """
 
 from __future__ import annotations
@@ -37,10 +37,20 @@ from dispatch import bench_dispatch  # noqa: E402
 from input_latency import bench_input_latency  # noqa: E402
 from load import bench_load  # noqa: E402
 from resume import bench_resume  # noqa: E402
+from soak import bench_soak  # noqa: E402
 from startup import bench_startup  # noqa: E402
 from stream_render import bench_stream  # noqa: E402
 
-KEYS = ["startup", "idle_rss", "stream_render", "input_latency", "dispatch", "load", "resume"]
+KEYS = [
+    "startup",
+    "idle_rss",
+    "stream_render",
+    "input_latency",
+    "dispatch",
+    "load",
+    "resume",
+    "soak",
+]
 FIELDS = {
     "startup": ["ours_ms", "bare_textual_ms", "ratio"],
     "idle_rss": ["ours_mb", "bare_textual_mb", "ratio"],
@@ -64,6 +74,7 @@ FIELDS = {
     ],
     "load": ["files", "ms", "baseline_ms"],
     "resume": ["messages", "ms_to_interactive", "rss_mb"],
+    "soak": ["turns", "failed", "rejected", "rss_growth", "turn_ms_ratio", "compactions"],
 }
 # (key, description, test) — from the issue; None when a figure is missing
 GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
@@ -85,6 +96,10 @@ GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
     ),
     ("resume", "ms_to_interactive ≤ 1000", lambda r: _le(r.get("ms_to_interactive"), 1000)),
     ("resume", "rss_mb ≤ 200", lambda r: _le(r.get("rss_mb"), 200)),
+    ("soak", "failed = 0", lambda r: _le(r.get("failed"), 0)),
+    ("soak", "rejected ≤ 3", lambda r: _le(r.get("rejected"), 3)),
+    ("soak", "rss_growth ≤ 0.20", lambda r: _le(r.get("rss_growth"), 0.20)),
+    ("soak", "turn_ms_ratio ≤ 1.3", lambda r: _le(r.get("turn_ms_ratio"), 1.3)),
 ]
 
 
@@ -174,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         step(["startup", "idle_rss"], lambda: bench_startup(sandbox, tmux, args.runs), True)
         step(["input_latency"], lambda: bench_input_latency(sandbox, tmux))
         step(["resume"], lambda: bench_resume(sandbox, tmux, 5))
+        step(["soak"], lambda: bench_soak(sandbox))
     finally:
         tmux.close()
         sandbox.close()

@@ -399,6 +399,25 @@ async def test_the_status_border_shows_the_context_share(project: Path) -> None:
             await wait_for(pilot, lambda: f"ctx {after.share:.0%} of 4,096 · " in shown())
 
 
+async def test_the_app_compacts_and_shows_a_note_in_the_chat(project: Path) -> None:
+    from tui_agent.testing import chat_text, run_app, send, turn_over, wait_for_text
+
+    configure(context_window=2048)
+    async with FakeOpenAI(context_limit=2048, responder=answering()) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        async with run_app(session) as pilot:
+            for n in range(6):
+                await send(pilot, f"question {n}: " + "tell me more " * 80)
+                await turn_over(pilot)
+            await wait_for_text(pilot, "Compacted the conversation (it neared the context")
+            assert server.overflowed == [] and server.rejected == []
+            assert summaries(server)
+            text = chat_text(pilot.app)
+            # everything asked stays on screen: compaction changes what the model gets
+            assert all(f"question {n}:" in text for n in range(6))
+            assert transcript_problem(session.conversation.messages) is None
+
+
 def test_headless_runs_compact_and_say_so(project: Path, tmp_path: Path) -> None:
     import subprocess
     import sys

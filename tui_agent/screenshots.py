@@ -52,7 +52,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
         Reply(calls=[Call("execute", {"command": "python -m pytest -q && git status --short"})]),
         Reply("Understood: I will not run the tests. Tell me when I may."),
     ]
-    async with FakeOpenAI(script, models=["demo-model"]) as server:
+    async with FakeOpenAI(script, models=["demo-model"], context_limit=32_768) as server:
         session = create_session(project, base_url=server.base_url, model="demo-model")
         app = TuiAgentApp(session)
         async with app.run_test(size=SIZE) as pilot:

@@ -552,7 +552,15 @@ class SSEServer:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    # another endpoint (the budget asks local servers' own, such as
+                    # Ollama's /api/show, for the window): not found, as a real server says
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                body = json.loads(raw or b"{}")
                 server.requests += 1
                 problem = transcript_problem(body.get("messages"))
                 if problem is not None:

@@ -89,7 +89,7 @@ class StubProvider:
             )
             for piece in words(reply):
                 yield Text(piece)
-            yield Usage(len(messages), len(reply.split()), len(messages) + len(reply.split()))
+            yield _usage(messages, tools, reply)
             return
         prompt = last.text
         yield Thinking(f"The user wrote {len(prompt.split())} words. I am the offline stub.")
@@ -105,9 +105,16 @@ class StubProvider:
             props = params.get("properties", {})
             args = {key: example_value(props.get(key)) for key in params.get("required", [])}
             yield ToolCall(f"stub-call-{self.calls}", tool["name"], json.dumps(args))
-        yield Usage(
-            len(prompt.split()), len(reply.split()), len(prompt.split()) + len(reply.split())
-        )
+        yield _usage(messages, tools, reply)
+
+
+def _usage(messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]], reply: str) -> Usage:
+    """What a server would report, roughly: a quarter of the request's characters (messages
+    and tool definitions as JSON) in, a quarter of the reply's out, so the context budget's
+    count means the same with the stub as with a real model."""
+    sent = len(json.dumps(list(messages), default=str)) + len(json.dumps(tools, default=str))
+    prompt, completion = -(-sent // 4), -(-len(reply) // 4)
+    return Usage(prompt, completion, prompt + completion)
 
 
 def factory(settings: Mapping[str, Any]) -> StubProvider:
