@@ -199,9 +199,19 @@ class OpenAIProvider:
         ``[DONE]`` (which servers write only after the last chunk; a cut connection cannot
         produce it). Anything else raises: its tool calls are never handed on."""
         wire = [openai_dict(message) for message in messages]  # the typed messages' dicts
-        kwargs: dict[str, Any] = {"model": self.model, "messages": wire, "stream": True}
+        # messages and tools go in ``extra_body``, sent as they are: given as parameters,
+        # the client walks every message and every field against its TypedDicts first, a
+        # cost that grows with the conversation (~20 ms a request at 250 messages), and
+        # these plain dicts need no transform
+        body: dict[str, Any] = {"messages": wire}
         if tools:
-            kwargs["tools"] = tools
+            body["tools"] = tools
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [],
+            "stream": True,
+            "extra_body": body,
+        }
         if self._include_usage:
             kwargs["stream_options"] = {"include_usage": True}
         reader = ReplyReader()
