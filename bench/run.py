@@ -11,7 +11,7 @@ testing kit's fake OpenAI server on 127.0.0.1. Progress goes to stderr.
 This file is the entry point: arguments, the figures in order, goals, the table and
 ``--json``. Each figure is measured in a module of its own next to it (startup.py for
 startup and idle_rss, stream_render.py, input_latency.py, dispatch.py, load.py,
-resume.py, soak.py); common.py holds the sandbox, tmux and statistics helpers.
+resume.py, soak.py, checkpoint.py); common.py holds the sandbox, tmux and statistics helpers.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
 # one module per figure; common.py holds the sandbox, tmux and statistics helpers
+from checkpoint import bench_checkpoint  # noqa: E402
 from common import Sandbox, Tmux, log  # noqa: E402
 from dispatch import bench_dispatch  # noqa: E402
 from input_latency import bench_input_latency  # noqa: E402
@@ -50,6 +51,7 @@ KEYS = [
     "load",
     "resume",
     "soak",
+    "checkpoint",
 ]
 FIELDS = {
     "startup": ["ours_ms", "bare_textual_ms", "ratio"],
@@ -75,6 +77,7 @@ FIELDS = {
     "load": ["files", "ms", "baseline_ms"],
     "resume": ["messages", "ms_to_interactive", "rss_mb"],
     "soak": ["turns", "failed", "rejected", "rss_growth", "turn_ms_ratio", "compactions"],
+    "checkpoint": ["files", "first_ms", "incremental_ms", "baseline_ms"],
 }
 # (key, description, test) — from the issue; None when a figure is missing
 GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
@@ -100,6 +103,8 @@ GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
     ("soak", "rejected ≤ 3", lambda r: _le(r.get("rejected"), 3)),
     ("soak", "rss_growth ≤ 0.20", lambda r: _le(r.get("rss_growth"), 0.20)),
     ("soak", "turn_ms_ratio ≤ 1.3", lambda r: _le(r.get("turn_ms_ratio"), 1.3)),
+    ("checkpoint", "first_ms ≤ 3000", lambda r: _le(r.get("first_ms"), 3000)),
+    ("checkpoint", "incremental_ms ≤ 300", lambda r: _le(r.get("incremental_ms"), 300)),
 ]
 
 
@@ -186,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         step(["dispatch"], bench_dispatch)
         step(["stream_render"], lambda: bench_stream(sandbox))
         step(["load"], lambda: bench_load(sandbox, args.runs))
+        step(["checkpoint"], lambda: bench_checkpoint(sandbox))
         step(["startup", "idle_rss"], lambda: bench_startup(sandbox, tmux, args.runs), True)
         step(["input_latency"], lambda: bench_input_latency(sandbox, tmux))
         step(["resume"], lambda: bench_resume(sandbox, tmux, 5))
