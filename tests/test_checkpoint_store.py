@@ -430,6 +430,21 @@ async def test_restore_refuses_paths_outside_the_worktree(tmp_path: Path, repo: 
         store.restore_sync("--output=/tmp/x", ["README.md"])
 
 
+async def test_restore_does_what_it_can_and_names_what_it_could_not(
+    tmp_path: Path, repo: Path
+) -> None:
+    store = store_for(repo, tmp_path)
+    first = store.snapshot_sync()
+    (repo / "README.md").write_text("edited\n")
+    (repo / "src" / "app.py").unlink()
+    (repo / "src").rmdir()
+    (repo / "src").write_text("a file where the folder was\n")
+    with pytest.raises(CheckpointError, match=r"could not restore src/app\.py \(.*\); the other"):
+        store.restore_sync(first.tree, ["README.md", "src/app.py"])
+    assert (repo / "README.md").read_text() == "# demo, edited\n"
+    assert (repo / "src").read_text() == "a file where the folder was\n"
+
+
 async def test_restore_never_writes_through_a_symlinked_folder(tmp_path: Path, repo: Path) -> None:
     store = store_for(repo, tmp_path)
     first = store.snapshot_sync()

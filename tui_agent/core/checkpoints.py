@@ -361,16 +361,24 @@ class CheckpointStore:
             gone = [p for p in wanted if p not in entries]
             self._refuse_symlinked_folders(list(keep), set(gone))
             blobs = self._blobs([blob for _mode, blob in keep.values()])
-            try:
-                emptied = {self._delete(p) for p in gone}
-                self._remove_empty(emptied)
-                for path, (mode, blob) in keep.items():
+            failed: list[str] = []
+            emptied: set[Path] = set()
+            for path in gone:
+                try:
+                    emptied.add(self._delete(path))
+                except OSError as exc:
+                    failed.append(f"{path} ({exc.strerror or exc})")
+            self._remove_empty(emptied)
+            for path, (mode, blob) in keep.items():
+                try:
                     self._write(path, mode, blobs[blob])
-            except OSError as exc:
+                except OSError as exc:
+                    failed.append(f"{path} ({exc.strerror or exc})")
+            if failed:
                 raise CheckpointError(
-                    f"checkpoints: could not restore {exc.filename or 'a file'} "
-                    f"({exc.strerror or exc}); the other files were restored"
-                ) from exc
+                    f"checkpoints: could not restore {', '.join(failed)}; "
+                    "the other files were restored"
+                )
 
     def _refuse_symlinked_folders(self, written: list[str], deleted: set[str]) -> None:
         """Writing ``a/b`` where ``a`` is a symlink would land outside the worktree, unless
