@@ -19,7 +19,10 @@ def commands(session: tui_agent.Session) -> None:
     @session.commands.register("help", description="List every command with its description")
     def help_command(args: str | None) -> None:
         lines = ["| Command | Description |", "|---|---|"]
-        lines += [f"| `{name}` | {description} |" for name, description in session.commands]
+        lines += [  # a | in a description would end its cell
+            f"| `{name}` | {description.replace('|', chr(92) + '|')} |"
+            for name, description in session.commands
+        ]
         say("\n".join(lines), kind="markdown")
 
     @session.commands.register(

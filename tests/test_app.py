@@ -929,12 +929,12 @@ async def test_clicking_a_dropdown_entry_picks_it(project: Path) -> None:
         menu = app.query_one(CompletionMenu)
         assert menu.has_class("visible")
         options = [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)]
-        assert options == ["/reload", "/resume"]
+        assert options == ["/redo", "/reload", "/resume", "/rewind"]
         # the second entry sits on the menu's second content line (below the top border)
         assert await pilot.click(menu, offset=(3, 2))
         await pilot.pause()
-        assert menu.highlighted == 1  # the click landed on "/resume"
-        assert prompt_of(app).text == "/resume "
+        assert menu.highlighted == 1  # the click landed on "/reload"
+        assert prompt_of(app).text == "/reload "
         assert not menu.has_class("visible")
     session.transcript.journal.close()
 

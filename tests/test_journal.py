@@ -104,7 +104,9 @@ async def test_a_turn_writes_a_header_and_one_flushed_record_per_message(project
     # the user message and the assistant's tool call were on disk before the tool ran
     assert len(seen_during_tool) == 1
     during = [json.loads(line) for line in seen_during_tool[0]]
-    assert [r["type"] for r in during] == ["session", "message", "message"]
+    # the turn's checkpoint record (its snapshot before the tool) comes too
+    assert [r["type"] for r in during] == ["session", "message", "message", "checkpoint"]
+    during = [r for r in during if r["type"] != "checkpoint"]
     assert during[1]["message"] == {"role": "user", "content": "hello journal"}
     assert during[2]["message"]["tool_calls"][0]["function"]["name"] == "peek"
 
@@ -114,6 +116,7 @@ async def test_a_turn_writes_a_header_and_one_flushed_record_per_message(project
     assert head["type"] == "session"
     assert head["id"] == session.id
     assert head["directory"] == str(project.resolve())
+    records = [r for r in records if r["type"] != "checkpoint"]
     assert [r["type"] for r in records[1:]] == ["message"] * 4
     assert [r["message"] for r in records[1:]] == session.conversation.messages
     session.transcript.journal.close()
@@ -216,7 +219,9 @@ async def test_resume_by_id_restores_the_exact_messages(project: Path) -> None:
     on_disk = journal.read_messages(journal_path(first.id))
     assert on_disk == second.conversation.messages
     assert on_disk[: len(original)] == original
-    assert len(journal.read_records(journal_path(first.id))) == 1 + len(on_disk)  # one header
+    records = journal.read_records(journal_path(first.id))
+    records = [r for r in records if r["type"] != "checkpoint"]  # each turn's, beside
+    assert len(records) == 1 + len(on_disk)  # one header
 
 
 async def test_resume_unknown_id_is_false_and_keeps_the_session(project: Path) -> None:
@@ -288,7 +293,10 @@ async def test_a_truncated_last_line_is_skipped_and_appending_stays_valid(
 ) -> None:
     first = await stub_session_with_turn(project, "before the crash")
     path = journal_path(first.id)
-    data = path.read_bytes()
+    lines = path.read_bytes().splitlines(keepends=True)
+    while b'"type": "checkpoint"' in lines[-1]:  # the turn's end: the last message is torn
+        lines.pop()
+    data = b"".join(lines)
     path.write_bytes(data[:-cut])  # a crash mid-write
     expected = first.conversation.messages if cut == 1 else first.conversation.messages[:-1]
 

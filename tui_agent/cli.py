@@ -73,6 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--revoke", action="store_true", help="stop trusting it: its code no longer runs"
     )
     _add_common(trusting, suppress=True)
+    undoing = commands.add_parser(
+        "undo",
+        help="take back the last turn of this folder's last session: its file changes and "
+        "its messages",
+    )
+    undoing.add_argument("--session", metavar="ID", help="a session by id (see /sessions)")
+    undoing.add_argument(
+        "--force", action="store_true", help="overwrite files changed since that turn too"
+    )
+    _add_common(undoing, suppress=True)
     return parser
 
 
@@ -254,6 +264,41 @@ def start_app(args: argparse.Namespace) -> int:
     return run_app(TuiAgentApp(make_session=make_session, directory=folder))
 
 
+def cmd_undo(session: Session, args: argparse.Namespace) -> int:
+    """Undo the last turn of a journaled session (this folder's last, or ``--session``):
+    the same as ``/undo`` in it, recorded in its journal (``--continue`` goes on without
+    the turn)."""
+    import asyncio
+
+    from .core.checkpoints import CheckpointError
+
+    if not (args.continue_ or args.resume) and not session.resume(args.session):
+        what = f"session {args.session}" if args.session else f"a session for {session.directory}"
+        print(f"tui-agent: could not find {what}", file=sys.stderr)
+        return 2
+
+    async def undo() -> int:
+        try:
+            done = await session.checkpoints.undo(force=args.force)
+        except CheckpointError as exc:
+            print(f"tui-agent: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            await session.close()
+        files = "\n".join(f"  {path}" for path in done.files)
+        print(
+            f"Undid turn {done.turns[0]} of session {session.id}: "
+            + (f"{len(done.files)} file(s) restored:\n{files}" if done.files else "no file changes")
+        )
+        if done.note:
+            print(f"note: {done.note}")
+        if done.prompt:
+            print(f"Its prompt was: {done.prompt}")
+        return 0
+
+    return asyncio.run(undo())
+
+
 def no_arguments() -> argparse.Namespace:
     """What ``build_parser().parse_args([])`` gives (tested equal), without building the
     parser: that takes ~9 ms, and ``tui-agent`` alone starts the app."""
@@ -297,6 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_tools(session, args)
     if args.command == "trust":
         return cmd_trust(session, args)
+    if args.command == "undo":
+        return cmd_undo(session, args)
     if args.command == "run":
         from .headless import run_headless
 

@@ -9,6 +9,7 @@ function that stops listening; match on the type::
 """
 
 from .core.events import (
+    CheckpointTaken,
     CommandsChanged,
     Compacted,
     ConversationReset,
@@ -17,6 +18,7 @@ from .core.events import (
     ExitRequested,
     ReplyFinished,
     Retrying,
+    Rewound,
     TextChunk,
     ThemeRequested,
     ThinkingChunk,
@@ -30,6 +32,7 @@ from .core.events import (
 from .core.output import Note
 
 __all__ = [
+    "CheckpointTaken",
     "CommandsChanged",
     "Compacted",
     "ConversationReset",
@@ -39,6 +42,7 @@ __all__ = [
     "Note",
     "ReplyFinished",
     "Retrying",
+    "Rewound",
     "TextChunk",
     "ThemeRequested",
     "ThinkingChunk",

@@ -15,7 +15,8 @@ from .core.output import Note
 from .core.session import Session
 
 # what only a UI showing the registries needs: not printed, not even with --json
-UNPRINTED = (ev.ToolsChanged, ev.CommandsChanged, ev.Compacted)  # a note says it
+# a note says it; a checkpoint is taken after "done", which stays the last line of --json
+UNPRINTED = (ev.ToolsChanged, ev.CommandsChanged, ev.Compacted, ev.CheckpointTaken)
 
 
 class Printer:
@@ -114,6 +115,7 @@ def _as_json(event: Any) -> dict[str, Any]:
         ev.TurnFinished: "done",
         ev.ReplyFinished: "reply_finished",
         ev.Retrying: "retrying",
+        ev.Rewound: "rewound",
     }.get(type(event), type(event).__name__)
     payload: dict[str, Any] = {"type": name}
     for key, value in vars(event).items():

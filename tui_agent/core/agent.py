@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +76,7 @@ class Agent:
         system_prompt: Callable[[], str],
         tool_context: Callable[..., ToolContext],
         budget: Budget | None = None,
+        before_tools: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.transcript = transcript
         self.toolbox = toolbox
@@ -87,6 +88,7 @@ class Agent:
         self.system_prompt = system_prompt
         self.tool_context = tool_context
         self.budget = budget
+        self.before_tools = before_tools  # the checkpoint before a turn's first tool call
         self.tokens = ev.UsageUpdate(0, 0, 0)
         self._pending: Reply | None = None
 
@@ -125,6 +127,8 @@ class Agent:
                     self.events.emit(ev.TurnFinished(reply_text, steps=steps))
                     return reply_text
                 cut = reply.finish == "length"
+                if self.before_tools is not None:
+                    await self.before_tools()
                 for call in reply.calls:
                     result = await self._run_call(call, cut=cut)
                     if self.budget is not None:  # one result never floods the window

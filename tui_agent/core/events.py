@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .listeners import Listeners
 from .output import Note
 from .result import Result
+
+if TYPE_CHECKING:
+    from .undo import Checkpoint, Restored
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,22 @@ class Compacted:
 
 
 @dataclass(frozen=True)
+class CheckpointTaken:
+    """A turn ended and its checkpoint is complete (``checkpoint.snapshots`` is None for a
+    turn that ran no tool: nothing to restore but its messages)."""
+
+    checkpoint: Checkpoint
+
+
+@dataclass(frozen=True)
+class Rewound:
+    """``/undo``, ``/redo`` or ``/rewind`` (or ``session.checkpoints``) restored files
+    and/or took turns out of the conversation (put them back, for redo)."""
+
+    restored: Restored
+
+
+@dataclass(frozen=True)
 class ToolsChanged:
     """The session's toolbox changed: ``kind`` "tools" (a tool added, replaced or removed)
     or "hooks" (a hook added); ``name`` is the tool's (``"*"`` for a global hook), ``""``
@@ -143,6 +162,8 @@ Event = (
     | Retrying
     | ConversationReset
     | Compacted
+    | CheckpointTaken
+    | Rewound
     | ToolsChanged
     | CommandsChanged
     | ExitRequested

@@ -108,6 +108,17 @@ class Journal:
             log.warning("could not write journal %s", self.path, exc_info=True)
             self.failed = True
 
+    def write_record(self, record: Mapping[str, Any]) -> None:
+        """Write another kind of record (``{"type": …}`` first: readers find records by
+        that prefix): checkpoints, undos and redos. Failures are logged (the messages'
+        failure is the one the user hears about)."""
+        try:
+            self._open()
+            self._write(dict(record))
+        except (OSError, ValueError):
+            log.warning("could not write journal %s", self.path, exc_info=True)
+            self.failed = True
+
     def close(self) -> None:
         if self._handle is not None:
             self._handle.close()

@@ -9,7 +9,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,6 +39,7 @@ from .plugins import LoadReport
 from .providers import Provider
 from .toolbox import Toolbox, ToolboxEvent
 from .transcript import Transcript
+from .undo import Checkpoints, load_from
 from .workspace import Workspace
 
 log = logging.getLogger("tui_agent.session")
@@ -87,6 +88,8 @@ class Session:
         self.toolbox.listen(self._announce_call)
         self.commands.listen(lambda: self.events.emit(CommandsChanged()))
         self.approver: Approver = headless_approver(yes)
+        # the app's picker (``choose``); None where nobody can pick (headless runs)
+        self.chooser: Callable[[str, list[str]], Awaitable[str | None]] | None = None
         self.transcript = Transcript(self.id, self.directory, self._journal_failed)
         self.budget = Budget(
             transcript=self.transcript,
@@ -96,6 +99,14 @@ class Session:
             provider=lambda: self.provider,
             system_prompt=self.workspace.system_prompt,
             tools=self.extensions.offered_tools,
+        )
+        self.checkpoints = Checkpoints(
+            worktree=lambda: self.worktree,
+            transcript=self.transcript,
+            events=self.events,
+            output=self.output,
+            settings=lambda: self.config.settings,
+            forget=self.budget.forget,
         )
         self.agent = Agent(
             transcript=self.transcript,
@@ -108,6 +119,7 @@ class Session:
             system_prompt=self.workspace.system_prompt,
             tool_context=self._tool_context,
             budget=self.budget,
+            before_tools=self.checkpoints.before_tools,
         )
         self._turn: asyncio.Task[Any] | None = None
         self.themes: list[str] = []
@@ -188,6 +200,14 @@ class Session:
         """Ask the user (the TUI's dialog, or the headless policy) about one tool call."""
         return await self.approver(request)
 
+    async def choose(self, title: str, options: Sequence[str]) -> str | None:
+        """Let the user pick one of ``options`` (the app shows a list under ``title``): the
+        option picked, or None when it was dismissed or nobody can pick (headless runs;
+        say what to type instead there)."""
+        if self.chooser is None or not options:
+            return None
+        return await self.chooser(title, list(options))
+
     # -- conversation -----------------------------------------------------------------------
 
     def _journal_failed(self, text: str) -> None:
@@ -226,9 +246,22 @@ class Session:
         self._turn = asyncio.current_task()
         try:
             await self.ready()
-            return await self.agent.turn(prompt)
+            self.checkpoints.start(prompt)
+            try:
+                return await self.agent.turn(prompt)
+            finally:
+                await self._end_checkpoint()
         finally:
             self._turn = None
+
+    async def _end_checkpoint(self) -> None:
+        """The turn's last snapshot, also after a cancel (a second cancel skips it)."""
+        try:
+            await self.checkpoints.end()
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.warning("checkpoint at the end of the turn failed", exc_info=True)
 
     # -- lifecycle: what a plugin's setup registers for one load ---------------------------
 
@@ -285,6 +318,7 @@ class Session:
         self.id = new_session_id()
         self.transcript.new_journal(self.id)
         self.budget.forget()
+        self.checkpoints.reset()
         self.events.emit(ConversationReset("clear"))
 
     def sessions(self) -> list[journal_module.SessionInfo]:
@@ -308,6 +342,7 @@ class Session:
             return False
         self.id = path.stem
         self.transcript.resume(path)
+        load_from(path, self.checkpoints)
         self.budget.forget()
         self.events.emit(ConversationReset("resume"))
         return True

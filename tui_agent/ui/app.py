@@ -244,6 +244,7 @@ class TuiAgentApp(App[None]):
         self._connection = Connection(session)
         session.themes = sorted(self.available_themes)
         session.approver = self.approve
+        session.chooser = self.choose
         self._chunks = CHUNKS  # chunk type -> thinking (batched: _on_core_event)
         self._handlers = HANDLERS  # every other event type -> what the app does with it
         self._unsubscribe.append(session.events.listen(self._on_core_event))
@@ -399,6 +400,17 @@ class TuiAgentApp(App[None]):
 
         async with self._approval_lock:
             return await ask_approval(self, request)
+
+    async def choose(self, title: str, options: list[str]) -> str | None:
+        """The session's picker (``session.choose``): a list to pick from, or None."""
+        from .choice import ask_choice  # after the first frame, like the dialogs
+
+        return await ask_choice(self, title, options)
+
+    def refill_prompt(self, text: str) -> None:
+        if not self._prompt.refill(text):
+            self.notify("The prompt box was not empty: the undone prompt was not put back.")
+        self._prompt.focus()
 
     # -- input --------------------------------------------------------------------------------
 

@@ -90,6 +90,17 @@ async def compacted(app: TuiAgentApp, chat: ChatView, event: ev.Compacted) -> No
     app.update_status()  # the context share in the status border (a note says what happened)
 
 
+async def rewound(app: TuiAgentApp, chat: ChatView, event: ev.Rewound) -> None:
+    """/undo, /redo, /rewind: the chat shows the conversation as it now is; a prompt
+    taken back comes back into the prompt box for editing (unless something is typed)."""
+    done = event.restored
+    if done.conversation:
+        await chat.show_transcript(app.session.conversation.messages)
+    if done.prompt and done.conversation and done.kind != "redo":
+        app.refill_prompt(done.prompt)
+    app.update_status()
+
+
 async def note(app: TuiAgentApp, chat: ChatView, event: Note) -> None:
     await chat.add_note(event.text, event.kind)
 
@@ -106,6 +117,7 @@ HANDLERS: dict[type, Handler] = {
     ev.TurnFinished: turn_finished,
     ev.ConversationReset: conversation_reset,
     ev.Compacted: compacted,
+    ev.Rewound: rewound,
     ev.ExitRequested: exit_requested,
     ev.ThemeRequested: theme_requested,
     Note: note,

@@ -174,6 +174,14 @@ class PromptArea(TextArea):
         else:
             self._show(self.prompt_history[self._history_index])
 
+    def refill(self, text: str) -> bool:
+        """Put ``text`` back for editing (a prompt /undo took back), unless something is
+        typed already; True when it was put back."""
+        if self.text.strip():
+            return False
+        self._show(text)
+        return True
+
     def _show(self, text: str) -> None:
         self.text = text
         self.move_cursor(self.document.end)
