@@ -383,6 +383,14 @@ async def test_diff_shows_the_sessions_and_the_last_turns_changes(repo: Path) ->
         assert "+alpha 2" in last and "brand new" not in last
 
 
+async def test_a_bad_checkpoints_setting_is_a_config_problem(repo: Path) -> None:
+    write(user_config_file(), 'checkpoints = "no"\n')
+    session = create_session(repo)
+    problems = [str(p) for p in session.extensions.config_problems]
+    assert any("checkpoints must be true or false" in p for p in problems), problems
+    assert session.checkpoints.enabled  # the default applies
+
+
 async def test_checkpoints_can_be_turned_off(repo: Path) -> None:
     write(user_config_file(), 'checkpoints = false\n\n[permission]\n"*" = "allow"\n')
     with FakeOpenAI() as server:

@@ -200,6 +200,7 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         lambda v: isinstance(v, dict) and all(isinstance(t, dict) for t in v.values()),
         'a table of tables ([models."name"])',
     ),
+    "checkpoints": (lambda v: isinstance(v, bool), "true or false"),
 }
 
 
