@@ -81,6 +81,7 @@ def files(session: tui_agent.Session) -> None:
 
     @toolbox.add(
         "read",
+        read_only=True,
         description=(
             "Read a text file. Returns numbered lines (from `offset`, at most `limit`, 2000 by "
             "default); very long lines are cut. Refuses binary files."
@@ -210,6 +211,7 @@ def files(session: tui_agent.Session) -> None:
 
     @toolbox.add(
         "glob",
+        read_only=True,
         description="Find files by glob pattern (e.g. `**/*.py`), respecting .gitignore.",
         params={
             "pattern": {"type": "string", "description": "Glob pattern, relative to path"},
@@ -231,6 +233,7 @@ def files(session: tui_agent.Session) -> None:
 
     @toolbox.add(
         "grep",
+        read_only=True,
         description=(
             "Search file contents with a regular expression, respecting .gitignore. "
             "Returns `path:line: text` matches; `include` filters file names (e.g. `*.py`)."
@@ -273,6 +276,7 @@ def files(session: tui_agent.Session) -> None:
 
     @toolbox.add(
         "list",
+        read_only=True,
         description="List a folder as a tree (files and folders), respecting .gitignore.",
         params={
             "path": {"type": "string", "description": "Folder to list (default: .)"},

@@ -3,6 +3,11 @@
 Rules come from ``[permission]`` in config; ``ask`` goes to the session's approver (the
 app's dialog, or the headless policy: deny unless ``--yes``). The hook sees the real tool
 name, so aliases, tool-to-tool calls, overrides and ``/reload`` cannot get around it.
+
+The session's permission mode (``session.mode``) changes what ``ask`` does, never what
+``deny`` does: allow-all allows every ask; auto-edit allows write and edit inside the
+worktree (not its protected folders); plan offers only read-only tools and refuses the
+others if the model calls them anyway.
 """
 
 from __future__ import annotations
@@ -12,12 +17,20 @@ from typing import Any
 
 import tui_agent
 from tui_agent.permissions import (
+    MODES,
     Rules,
     add_rule,
     session_pattern,
     subjects_for,
     with_rule,
 )
+
+MODE_HELP = {
+    "ask": "the rules as configured.",
+    "auto-edit": "write and edit inside the worktree need no asking; the rest as configured.",
+    "plan": "read-only: only tools that change nothing are offered; the model plans.",
+    "allow-all": "every ask is allowed (deny rules still hold).",
+}
 
 
 @tui_agent.setup("permissions")
@@ -36,7 +49,13 @@ def permissions(session: tui_agent.Session) -> None:
     for problem in rules().problems():
         session.output.say(f"config: {problem}", kind="error")
 
-    session.hide_tools(lambda name: rules().hidden(name))
+    def changes_things(name: str) -> bool:
+        tool = session.toolbox.tools.get(name)
+        return tool is None or not tool.read_only
+
+    session.hide_tools(
+        lambda name: rules().hidden(name) or (session.mode == "plan" and changes_things(name))
+    )
 
     @session.toolbox.before()
     async def guard(args: dict[str, Any], tool_name: str) -> None:
@@ -47,8 +66,20 @@ def permissions(session: tui_agent.Session) -> None:
         denied = next((v for v in verdicts if v.action == "deny"), None)
         if denied is not None:
             raise tui_agent.PermissionDenied(f"Permission denied: {tool_name}")
+        if session.mode == "plan" and changes_things(tool_name):
+            raise tui_agent.PermissionDenied(
+                f"Permission denied: {tool_name} can change things and the session is in "
+                "plan mode (read-only tools only): give the plan; the user switches modes "
+                "to carry it out"
+            )
         asking = [v for v in verdicts if v.action == "ask"]
-        if not asking:
+        if not asking or session.mode == "allow-all":
+            return
+        if (
+            session.mode == "auto-edit"
+            and tool_name in ("write", "edit")
+            and not any(s.outside or s.protected for s in subjects)
+        ):
             return
         patterns = tuple(dict.fromkeys(session_pattern(tool_name, v.subject) for v in asking))
         request = tui_agent.ApprovalRequest(
@@ -82,7 +113,8 @@ def permissions(session: tui_agent.Session) -> None:
 
     def describe() -> str:
         current = rules()
-        lines = ["**Permission rules** (last matching pattern wins)", ""]
+        lines = [f"**Mode: {session.mode}**: {MODE_HELP[session.mode]}", ""]
+        lines += ["**Permission rules** (last matching pattern wins)", ""]
         lines += ["| Tool | Rule |", "|---|---|"]
         shown = dict(current.table)
         for name in sorted(session.toolbox.tools):
@@ -102,13 +134,15 @@ def permissions(session: tui_agent.Session) -> None:
         return "\n".join(lines)
 
     def revoke_completions() -> list[str]:
-        items = ["revoke all"]
+        items = [f"mode {mode}" for mode in MODES]
+        items += ["revoke all"]
         items += [f"revoke {t} {p}" for t, ps in session_allows.items() for p in ps]
         return items
 
     @session.commands.register(
         "permissions",
-        description="Show permission rules and session allows; /permissions revoke TOOL PATTERN",
+        description="Show permission rules and session allows; /permissions mode MODE; "
+        "/permissions revoke TOOL PATTERN",
         completions=revoke_completions,
     )
     def permissions_command(args: str | None) -> None:
@@ -116,8 +150,15 @@ def permissions(session: tui_agent.Session) -> None:
             session.output.say(describe(), kind="markdown")
             return
         verb, _, rest = args.partition(" ")
+        if verb == "mode":
+            if not rest.strip():
+                session.output.say(f"Mode: {session.mode} (one of {', '.join(MODES)})")
+                return
+            session.set_mode(rest.strip())
+            session.output.say(f"Mode: {session.mode}. {MODE_HELP[session.mode]}")
+            return
         if verb != "revoke":
-            raise ValueError("usage: /permissions [revoke all | revoke TOOL PATTERN]")
+            raise ValueError("usage: /permissions [mode MODE | revoke all | revoke TOOL PATTERN]")
         if rest.strip() == "all":
             session_allows.clear()
             session.output.say("Revoked every session allow.")

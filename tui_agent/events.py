@@ -10,12 +10,14 @@ function that stops listening; match on the type::
 
 from .core.events import (
     CheckpointTaken,
+    ClipboardRequested,
     CommandsChanged,
     Compacted,
     ConversationReset,
     Event,
     EventBus,
     ExitRequested,
+    ModeChanged,
     ReplyFinished,
     Retrying,
     Rewound,
@@ -33,12 +35,14 @@ from .core.output import Note
 
 __all__ = [
     "CheckpointTaken",
+    "ClipboardRequested",
     "CommandsChanged",
     "Compacted",
     "ConversationReset",
     "Event",
     "EventBus",
     "ExitRequested",
+    "ModeChanged",
     "Note",
     "ReplyFinished",
     "Retrying",

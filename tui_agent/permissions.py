@@ -3,7 +3,9 @@ for plugins and UIs that want the same answers."""
 
 from .core.permissions import (
     ACTIONS,
+    CYCLE,
     DEFAULTS,
+    MODES,
     PATH_TOOLS,
     Rules,
     Subject,
@@ -20,7 +22,9 @@ from .core.shell import split_commands
 
 __all__ = [
     "ACTIONS",
+    "CYCLE",
     "DEFAULTS",
+    "MODES",
     "PATH_TOOLS",
     "Rules",
     "Subject",

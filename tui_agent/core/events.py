@@ -141,6 +141,13 @@ class CommandsChanged:
 
 
 @dataclass(frozen=True)
+class ModeChanged:
+    """The permission mode changed (``session.mode``: ask, auto-edit, plan, allow-all)."""
+
+    mode: str
+
+
+@dataclass(frozen=True)
 class ExitRequested:
     pass
 
@@ -148,6 +155,14 @@ class ExitRequested:
 @dataclass(frozen=True)
 class ThemeRequested:
     name: str
+
+
+@dataclass(frozen=True)
+class ClipboardRequested:
+    """Put ``text`` on the user's clipboard (``/copy``): the app does it through the
+    terminal (OSC 52); a headless run has no clipboard to reach."""
+
+    text: str
 
 
 Event = (
@@ -166,8 +181,10 @@ Event = (
     | Rewound
     | ToolsChanged
     | CommandsChanged
+    | ModeChanged
     | ExitRequested
     | ThemeRequested
+    | ClipboardRequested
     | Note
 )
 

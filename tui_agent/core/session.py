@@ -23,10 +23,12 @@ from .config import Config
 from .context import ToolContext
 from .conversation import Conversation
 from .events import (
+    ClipboardRequested,
     CommandsChanged,
     ConversationReset,
     EventBus,
     ExitRequested,
+    ModeChanged,
     ThemeRequested,
     ToolCallFinished,
     ToolCallStarted,
@@ -35,6 +37,7 @@ from .events import (
 from .extensions import Extensions
 from .messages import Message, openai_dict
 from .output import Output
+from .permissions import MODES
 from .plugins import LoadReport
 from .providers import Provider
 from .toolbox import Toolbox, ToolboxEvent
@@ -44,6 +47,13 @@ from .workspace import Workspace
 
 log = logging.getLogger("tui_agent.session")
 T = TypeVar("T")
+
+PLAN_PROMPT = (
+    "\n\nYou are in plan mode: you are planning, not doing. Only tools that change nothing "
+    "are available. Read what you need, then answer with a plan: the steps, the files each "
+    "step changes and how to check the result. Change nothing; the user switches to another "
+    "mode to carry the plan out."
+)
 
 
 def new_session_id() -> str:
@@ -72,7 +82,7 @@ class Session:
     ) -> None:
         self.workspace = Workspace(directory, trusted=trust)
         self.id = new_session_id()
-        self.yes = yes
+        self._mode = "allow-all" if yes else "ask"
         self.toolbox = Toolbox(context_factory=self._tool_context, hidden=self._hidden)
         self.commands = Commands()
         self.events = EventBus()  # agent events, tool calls and notes: one stream
@@ -87,7 +97,8 @@ class Session:
         )
         self.toolbox.listen(self._announce_call)
         self.commands.listen(lambda: self.events.emit(CommandsChanged()))
-        self.approver: Approver = headless_approver(yes)
+        # without a person to ask (the app replaces it with its dialog): allow-all allows
+        self.approver: Approver = lambda request: headless_approver(self.yes)(request)
         # the app's picker (``choose``); None where nobody can pick (headless runs)
         self.chooser: Callable[[str, list[str]], Awaitable[str | None]] | None = None
         self.transcript = Transcript(self.id, self.directory, self._journal_failed)
@@ -97,7 +108,7 @@ class Session:
             output=self.output,
             settings=lambda: self.config.settings,
             provider=lambda: self.provider,
-            system_prompt=self.workspace.system_prompt,
+            system_prompt=self.system_prompt,
             tools=self.extensions.offered_tools,
         )
         self.checkpoints = Checkpoints(
@@ -116,7 +127,7 @@ class Session:
             settings=lambda: self.config.settings,
             provider=lambda: self.provider,
             tools=self.extensions.offered_tools,
-            system_prompt=self.workspace.system_prompt,
+            system_prompt=self.system_prompt,
             tool_context=self._tool_context,
             budget=self.budget,
             before_tools=self.checkpoints.before_tools,
@@ -161,6 +172,35 @@ class Session:
         """Trust this folder (remembered unless ``remember=False``) and load its code."""
         self.workspace.trust(remember)
         return self.reload()
+
+    # -- the permission mode ----------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        """The permission mode: "ask" (the rules as configured), "auto-edit" (write and
+        edit inside the worktree need no asking), "plan" (only read-only tools are offered,
+        and the model is told it is planning) or "allow-all" (every ask is allowed). Deny
+        rules hold in every mode (the ``permissions`` plugin applies them)."""
+        return self._mode
+
+    def set_mode(self, mode: str) -> None:
+        """Switch the permission mode (Shift+Tab cycles ask, auto-edit and plan)."""
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
+        if mode != self._mode:
+            self._mode = mode
+            self.events.emit(ModeChanged(mode))
+
+    @property
+    def yes(self) -> bool:
+        """Every ``ask`` is allowed (``--yes``, or the allow-all mode)."""
+        return self._mode == "allow-all"
+
+    def system_prompt(self) -> str:
+        """What the model is told first: the workspace's prompt, and in plan mode that it
+        is planning."""
+        prompt = self.workspace.system_prompt()
+        return prompt + PLAN_PROMPT if self._mode == "plan" else prompt
 
     # -- the model ------------------------------------------------------------------------
 
@@ -332,6 +372,10 @@ class Session:
 
     def request_theme(self, name: str) -> None:
         self.events.emit(ThemeRequested(name))
+
+    def request_copy(self, text: str) -> None:
+        """Ask the app to put ``text`` on the clipboard (``/copy``); it says when it did."""
+        self.events.emit(ClipboardRequested(text))
 
     def resume(self, session_id: str | None = None) -> bool:
         """Load a journaled session (the last one of this folder without an id) and go on

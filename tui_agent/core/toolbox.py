@@ -159,6 +159,7 @@ class Tool:
     handler: Handler | None = None
     source: str = "api"
     schema: dict[str, Any] = field(default_factory=dict)
+    read_only: bool = False  # changes nothing: offered in plan mode
     _validator: ArgsValidator | None = field(default=None, repr=False)
     _with_context: bool = field(default=False, repr=False)
     _async: bool = field(default=False, repr=False)
@@ -261,6 +262,7 @@ class Toolbox:
         params: Mapping[str, Any] | None = ...,
         required: list[str] | tuple[str, ...] = ...,
         aliases: list[str] | tuple[str, ...] | None = ...,
+        read_only: bool = ...,
         handler: None = ...,
     ) -> Callable[[Handler], Handler]: ...
 
@@ -273,6 +275,7 @@ class Toolbox:
         params: Mapping[str, Any] | None = ...,
         required: list[str] | tuple[str, ...] = ...,
         aliases: list[str] | tuple[str, ...] | None = ...,
+        read_only: bool = ...,
         handler: Handler,
     ) -> Tool: ...
 
@@ -285,11 +288,14 @@ class Toolbox:
         required: list[str] | tuple[str, ...] = (),
         aliases: list[str] | tuple[str, ...] | None = None,
         handler: Handler | None = None,
+        read_only: bool = False,
     ) -> Tool | Callable[[Handler], Handler]:
         """Register a tool; without ``handler``, return a decorator. Same name replaces.
 
         ``aliases=None`` (the default) keeps the aliases of the tool it replaces, so a
         custom ``execute`` still answers to ``bash``; a list, even an empty one, sets them.
+        ``read_only=True``: the tool changes nothing (no file, no process, no remote
+        state), so plan mode offers it.
         """
         if handler is None:
 
@@ -301,6 +307,7 @@ class Toolbox:
                     required=required,
                     aliases=aliases,
                     handler=fn,
+                    read_only=read_only,
                 )
                 return fn
 
@@ -335,6 +342,7 @@ class Toolbox:
             _validator=validator,
             _with_context=_accepts_context(handler),
             _async=_is_async(handler),
+            read_only=bool(read_only),
         )
         self.tools.pop(name, None)
         if old is not None:

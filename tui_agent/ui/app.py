@@ -134,6 +134,8 @@ class TuiAgentApp(App[None]):
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {SlashCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+t", "toggle_tools", "Tools", id="app.tools"),
+        # priority: the prompt (a TextArea) would take Shift+Tab; dialogs keep it (check_action)
+        Binding("shift+tab", "cycle_mode", "Mode", priority=True, id="app.mode"),
         Binding("escape", "cancel_turn", "Cancel", id="app.cancel"),  # shown while working
         Binding("ctrl+c", "interrupt", "Cancel", show=False, priority=True, id="app.cancel2"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit"),
@@ -352,13 +354,13 @@ class TuiAgentApp(App[None]):
             model = session.provider.model
         except Exception as exc:
             model = f"? ({exc})"
-        mode = "yes (allow all asks)" if session.yes else "ask"
+        mode = session.mode
         busy = " · working…" if session.busy else ""
         use = session.budget.use(load=False)  # not the unread part of a resumed journal
         context = f"{use.label()} · " if use is not None else ""
         return (
             f"{session.provider_name} / {model} · {context}"
-            f"{session.agent.tokens.total_tokens} tokens · permissions: {mode}{busy}"
+            f"{session.agent.tokens.total_tokens} tokens · mode: {mode}{busy}"
         )
 
     def update_status(self) -> None:
@@ -572,7 +574,21 @@ class TuiAgentApp(App[None]):
         to the focused widget (the prompt closes its menu with it)."""
         if action == "cancel_turn":
             return self._session is not None and self._session.busy
+        if action == "cycle_mode":  # on the main screen only: a dialog moves its focus with it
+            return len(self.screen_stack) <= 1
         return True
+
+    def action_cycle_mode(self) -> None:
+        """Shift+Tab: the next permission mode of ask → auto-edit → plan → ask (allow-all,
+        from --yes or /permissions mode allow-all, goes back to ask)."""
+        session = self._session
+        if session is None:
+            return
+        from .connected import CYCLE
+
+        current = session.mode
+        following = CYCLE[(CYCLE.index(current) + 1) % len(CYCLE)] if current in CYCLE else "ask"
+        session.set_mode(following)
 
     def action_cancel_turn(self) -> None:
         if self._session is not None and self._session.cancel():

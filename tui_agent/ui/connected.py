@@ -29,6 +29,7 @@ from ..core.conversation import Conversation
 from ..core.describe import hooks_label, parameter_rows
 from ..core.output import Note
 from ..core.paths import user_data_dir
+from ..core.permissions import CYCLE
 from ..core.providers.stub import HOW_TO
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHUNKS",
+    "CYCLE",
     "ApprovalRequest",
     "Commands",
     "Completion",

@@ -86,6 +86,16 @@ async def theme_requested(app: TuiAgentApp, chat: ChatView, event: ev.ThemeReque
     app.theme = event.name
 
 
+async def copy_requested(app: TuiAgentApp, chat: ChatView, event: ev.ClipboardRequested) -> None:
+    """Through the terminal (OSC 52): it works over ssh, and in tmux with set-clipboard on."""
+    app.copy_to_clipboard(event.text)
+    lines = len(event.text.splitlines())
+    plural = "s" if lines != 1 else ""
+    await chat.add_note(
+        f"Copied to the clipboard: {lines} line{plural}, {len(event.text):,} characters."
+    )
+
+
 async def compacted(app: TuiAgentApp, chat: ChatView, event: ev.Compacted) -> None:
     app.update_status()  # the context share in the status border (a note says what happened)
 
@@ -99,6 +109,11 @@ async def rewound(app: TuiAgentApp, chat: ChatView, event: ev.Rewound) -> None:
     if done.prompt and done.conversation and done.kind != "redo":
         app.refill_prompt(done.prompt)
     app.update_status()
+
+
+async def mode_changed(app: TuiAgentApp, chat: ChatView, event: ev.ModeChanged) -> None:
+    app.update_status()  # the mode is on the prompt's border
+    app.refresh_bindings()
 
 
 async def note(app: TuiAgentApp, chat: ChatView, event: Note) -> None:
@@ -118,7 +133,9 @@ HANDLERS: dict[type, Handler] = {
     ev.ConversationReset: conversation_reset,
     ev.Compacted: compacted,
     ev.Rewound: rewound,
+    ev.ModeChanged: mode_changed,
     ev.ExitRequested: exit_requested,
     ev.ThemeRequested: theme_requested,
+    ev.ClipboardRequested: copy_requested,
     Note: note,
 }
