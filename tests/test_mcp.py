@@ -30,6 +30,7 @@ SERVER = '''\
 import os
 import sys
 
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
 try:  # mcp 1.x
@@ -51,7 +52,7 @@ class Point(BaseModel):
     y: int
 
 
-@mcp.tool()
+@mcp.tool(annotations=ToolAnnotations.model_validate({"readOnlyHint": True}))
 def add(a: int, b: int) -> int:
     """Add two integers"""
     return a + b
@@ -350,6 +351,8 @@ async def test_tools_are_listed_with_their_schemas_and_source(
         "b": {"title": "B", "type": "integer"},
     }
     assert add.required == ["a", "b"]
+    # the server's readOnlyHint: plan mode offers it; a tool without the hint is not
+    assert add.read_only and not session.toolbox.tools["demo_env"].read_only
     # a pydantic model argument: its $ref is inlined, the model sees the whole schema
     point = session.toolbox.tools["demo_norm"].params["point"]
     assert "$ref" not in json.dumps(point)

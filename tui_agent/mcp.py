@@ -533,6 +533,8 @@ class Server:
                 params = schema.get("properties")
                 required = schema.get("required")
                 description = tool.get("description") or tool.get("title")
+                hints = tool.get("annotations")
+                read_only = isinstance(hints, dict) and hints.get("readOnlyHint") is True
                 try:
                     toolbox.add(
                         name,
@@ -540,6 +542,7 @@ class Server:
                         params=params if isinstance(params, dict) else {},
                         required=[r for r in required or [] if isinstance(r, str)],
                         handler=self._handler(mcp_name, name),
+                        read_only=read_only,  # the server says it changes nothing
                     )
                 except (ValueError, TypeError) as exc:
                     self.session.output.say(
