@@ -1,5 +1,5 @@
 """Command line: ``tui-agent [flags] [tools [NAME] | run PROMPT | trust [--revoke]]``; flags go
-before or after."""
+before or after. ``tui-agent --version`` prints the version."""
 
 from __future__ import annotations
 
@@ -51,10 +51,49 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     group.add_argument("-C", "--directory", default=default, help="working folder (default: .)")
 
 
+def version() -> str:
+    """The installed package's version; from a source tree that is not installed (no
+    package metadata), the one in its ``pyproject.toml``."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("tui-agent")
+    except metadata.PackageNotFoundError:
+        pass
+    import re
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    try:
+        found = re.search(r'(?m)^version\s*=\s*"([^"]+)"', pyproject.read_text("utf-8"))
+    except OSError:
+        found = None
+    if found:
+        return found.group(1)
+    from . import __version__
+
+    return __version__
+
+
+class _PrintVersion(argparse.Action):
+    """``--version`` anywhere before the command: the version is looked up only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        print(f"tui-agent {version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tui-agent",
         description="An extensible terminal coding agent.",
+    )
+    parser.add_argument(
+        "-V",
+        "--version",
+        action=_PrintVersion,
+        nargs=0,
+        default=argparse.SUPPRESS,
+        help="print the version and exit",
     )
     _add_common(parser, suppress=False)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -319,6 +358,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
         return start_app(no_arguments())
+    if argv in (["--version"], ["-V"]):  # no parser needed, and nothing of the app or core
+        print(f"tui-agent {version()}")
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

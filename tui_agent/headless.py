@@ -19,11 +19,30 @@ from .core.session import Session
 UNPRINTED = (ev.ToolsChanged, ev.CommandsChanged, ev.Compacted, ev.CheckpointTaken)
 
 
-class Printer:
-    """Reply text on stdout as it streams; tool activity and notes on stderr."""
+def same_destination(out: TextIO, err: TextIO) -> bool:
+    """``out`` and ``err`` end up in one place: one terminal, or one pipe or file
+    (``2>&1``). Whoever reads it gets them interleaved, so a line on ``err`` must not
+    continue the reply's open line on ``out``."""
+    try:
+        first, second = os.fstat(out.fileno()), os.fstat(err.fileno())
+        terminals = out.isatty() and err.isatty()
+    except (OSError, ValueError, AttributeError):  # no file under it (a StringIO)
+        return False
+    # a terminal opened twice is one device, whatever node it was opened through
+    return os.path.samestat(first, second) or (terminals and first.st_rdev == second.st_rdev)
 
-    def __init__(self, out: TextIO, err: TextIO, as_json: bool) -> None:
+
+class Printer:
+    """Reply text on stdout as it streams; tool activity and notes on stderr.
+
+    stdout holds the replies alone (a blank line between two, a newline at the end), so a
+    pipe or a file of its own gets exactly them. When stdout and stderr end up in one place
+    (``same_destination``: a terminal, ``2>&1``), the reply's open line is ended before a
+    line goes to stderr, so a tool line never runs on from the reply's text."""
+
+    def __init__(self, out: TextIO, err: TextIO, as_json: bool, *, shared: bool = False) -> None:
         self.out, self.err, self.as_json = out, err, as_json
+        self.shared = shared  # stdout and stderr end up in one place
         self.failed: str | None = None
         self._line_open = False  # stdout's last reply line has no newline yet
         self._replies = 0  # replies of this turn that printed text
@@ -46,7 +65,6 @@ class Printer:
         if self.as_json:
             self._json({"type": "note", "kind": note.kind, "text": note.text})
         else:
-            self._end_line()
             self._err(note.text)
 
     def event(self, event: Any) -> None:
@@ -63,7 +81,9 @@ class Printer:
 
     def _text(self, event: ev.TextChunk) -> None:
         if self._reply_ended or not self._replies:  # a new reply: its own paragraph
-            self.out.write("\n" if self._replies else "")
+            if self._replies:
+                self._end_line()
+                self.out.write("\n")
             self._replies += 1
             self._reply_ended = False
         self.out.write(event.text)
@@ -71,7 +91,6 @@ class Printer:
         self._line_open = not event.text.endswith("\n")
 
     def _call_started(self, event: ev.ToolCallStarted) -> None:
-        self._end_line()
         self._err(f"→ {event.name} {event.arguments}")
 
     def _call_finished(self, event: ev.ToolCallFinished) -> None:
@@ -79,25 +98,25 @@ class Printer:
         self._err(f"{mark} {event.name} ({event.elapsed:.2f}s)")
 
     def _reply_finished(self, event: ev.ReplyFinished) -> None:
-        self._end_line()
         self._reply_ended = True
         if event.finish_reason == "length":
             self._err(f"note: {ev.LENGTH_NOTE}")
 
     def _retrying(self, event: ev.Retrying) -> None:
-        self._end_line()
         self._err(f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}")
 
     def _turn_finished(self, event: ev.TurnFinished) -> None:
         self._end_line()
 
     def _err(self, line: str) -> None:
+        if self.shared:
+            self._end_line()
         self.err.write(line + "\n")
         self.err.flush()
 
     def _end_line(self) -> None:
-        """Ends the reply's open line on stdout, so what follows (on stderr, or the next
-        reply's paragraph) starts on a line of its own."""
+        """Ends the reply's open line on stdout: before the next reply's paragraph, at the
+        end of the turn, and before a line on stderr when both end up in one place."""
         if self._line_open:
             self.out.write("\n")
             self.out.flush()
@@ -125,7 +144,9 @@ def _as_json(event: Any) -> dict[str, Any]:
 
 def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int:
     """Exit status: 0 ok, 1 model/API failure (or cancelled)."""
-    printer = Printer(sys.stdout, sys.stderr, as_json)
+    printer = Printer(
+        sys.stdout, sys.stderr, as_json, shared=same_destination(sys.stdout, sys.stderr)
+    )
     session.events.listen(printer.event)
     if session.provider_name == "stub":
         print(
@@ -154,10 +175,10 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int
         try:
             await task
         except asyncio.CancelledError:
-            print("tui-agent: cancelled", file=sys.stderr)
+            printer._err("tui-agent: cancelled")
             return 1
         except Exception as exc:  # provider construction, unknown provider…
-            print(f"tui-agent: error: {exc}", file=sys.stderr)
+            printer._err(f"tui-agent: error: {exc}")
             return 1
         finally:
             await session.close()  # on_close hooks: MCP servers and the like stop here
