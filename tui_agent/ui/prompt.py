@@ -1,5 +1,6 @@
 """The prompt: multi-line, Enter sends, Ctrl+J inserts a newline, Up/Down history,
-Tab completion with a dropdown (command names, a command's completions, file names).
+Tab completion with a dropdown (command names, a command's completions, file names), long
+pastes shown as one placeholder line, Ctrl+G for the user's own editor.
 
 It is drawn in the first frame, before the core is imported: completions come from the
 app (``complete``, awaited) and the history's file from the app's connection
@@ -8,6 +9,7 @@ app (``complete``, awaited) and the history's file from the app's connection
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, ClassVar
@@ -41,6 +43,7 @@ class PromptArea(TextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+j", "newline", "Newline", id="prompt.newline"),
         Binding("enter", "submit", "Send", id="prompt.send", show=False, priority=False),
+        Binding("ctrl+g", "edit", "Editor", id="prompt.editor", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -72,6 +75,7 @@ class PromptArea(TextArea):
         self._draft = ""
         self._completion_start = 0
         self.menu: CompletionMenu | None = None
+        self.pastes: dict[str, str] = {}  # placeholder -> the long paste it stands for
 
     def keep_history(self, kept: PromptHistory) -> None:
         """Where the history lives, given by the app when it connects its session: the
@@ -143,7 +147,7 @@ class PromptArea(TextArea):
         self.insert("\n")
 
     def action_submit(self) -> None:
-        text = self.text
+        text = self.sent_text()
         if not text.strip():
             return
         if not self.prompt_history or self.prompt_history[-1] != text:
@@ -152,7 +156,91 @@ class PromptArea(TextArea):
                 self._kept.save(self.prompt_history)
         self._history_index = None
         self.text = ""
+        self.pastes.clear()
         self.post_message(self.Submitted(text))
+
+    # -- long pastes and the external editor ----------------------------------------------
+
+    PASTE_LINES = 20  # a paste of more lines shows as a placeholder
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        """A paste of more than ``PASTE_LINES`` lines shows as one placeholder line,
+        ``[pasted 120 lines]``, so the prompt stays readable; what is sent has the whole
+        paste in its place (``sent_text``). Deleting or editing the placeholder drops it."""
+        text = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.count("\n") + (not text.endswith("\n"))
+        if self.read_only or lines <= self.PASTE_LINES:
+            return  # TextArea inserts it as it is
+        event.prevent_default()
+        event.stop()
+        label, number = f"[pasted {lines} lines]", 1
+        while label in self.pastes or label in self.text:
+            number += 1
+            label = f"[pasted {lines} lines #{number}]"
+        self.pastes[label] = text
+        self.move_cursor(self.replace(label, *self.selection).end_location)
+        self.typed_at = time.monotonic()
+
+    def sent_text(self) -> str:
+        """The prompt's text with every paste placeholder still in it replaced by its
+        paste: what is sent, kept in the history and given to the editor."""
+        if not self.pastes:
+            return self.text
+        pattern = "|".join(re.escape(label) for label in self.pastes)
+        return re.sub(pattern, lambda found: self.pastes[found.group()], self.text)
+
+    def action_edit(self) -> None:
+        """Ctrl+G: the prompt's whole text (pastes in full) in ``$VISUAL``, ``$EDITOR`` or
+        ``vi``; what the editor saved comes back into the prompt. The app steps aside for
+        it (``suspend``); where it cannot (tests), the editor runs beside it."""
+        import contextlib
+        import shlex
+        import shutil
+        import subprocess
+        import tempfile
+
+        from textual.app import SuspendNotSupported
+
+        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or ""
+        if not command.strip() and shutil.which("vi"):
+            command = "vi"
+        if not command.strip():
+            self.app.notify("No editor: set $VISUAL or $EDITOR.", severity="warning")
+            return
+
+        def run(argv: list[str]) -> int | str:  # the exit status, or why it did not start
+            try:
+                return subprocess.run(argv).returncode
+            except OSError as exc:
+                return f"could not start the editor ({command}): {exc.strerror or exc}"
+
+        handle, name = tempfile.mkstemp(prefix="tui-agent-prompt-", suffix=".md")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(self.sent_text())
+            argv = [*shlex.split(command), name]
+            try:
+                with self.app.suspend():
+                    outcome = run(argv)  # never raises: the app must come back
+            except SuspendNotSupported:
+                outcome = run(argv)
+            if outcome != 0:
+                why = outcome if isinstance(outcome, str) else f"{command} exited with {outcome}"
+                self.app.notify(f"{why}: the prompt is unchanged.", severity="warning")
+                return
+            try:
+                with open(name, encoding="utf-8", errors="replace") as file:
+                    edited = file.read().rstrip("\n")
+            except OSError as exc:
+                self.app.notify(f"could not read what the editor saved: {exc}", severity="error")
+                return
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+        self.pastes.clear()
+        self._history_index = None
+        self._show(edited)
+        self.focus()
 
     # -- history --------------------------------------------------------------------------
 
