@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -288,6 +287,8 @@ def with_rule(
 def add_rule(path: Path, tool: str, pattern: str, action: str = "allow") -> None:
     """Add ``tool."pattern" = action`` to ``[permission]`` in a TOML file, keeping the rest
     of the file as it was. Raises ``ValueError`` when the file cannot be edited safely."""
+    import tomllib  # here: the session imports this module before the first frame is drawn
+
     if action not in ACTIONS:
         raise ValueError(f"not an action: {action!r}")
     text = path.read_text(encoding="utf-8") if path.exists() else ""

@@ -584,10 +584,9 @@ class TuiAgentApp(App[None]):
         session = self._session
         if session is None:
             return
-        from .connected import CYCLE
-
+        cycle = self.connection.modes
         current = session.mode
-        following = CYCLE[(CYCLE.index(current) + 1) % len(CYCLE)] if current in CYCLE else "ask"
+        following = cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else "ask"
         session.set_mode(following)
 
     def action_cancel_turn(self) -> None:

@@ -90,6 +90,8 @@ class Connection:
     """What the app and its prompt ask of the core about ``session``, as one object: the
     app makes it when it connects the session, and keeps it (``TuiAgentApp.connection``)."""
 
+    modes = CYCLE  # the permission modes Shift+Tab cycles
+
     def __init__(self, session: Session) -> None:
         self.session = session
         self.history = PromptHistory()
