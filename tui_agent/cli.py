@@ -1,5 +1,5 @@
-"""Command line: ``tui-agent [flags] [tools [NAME] | run PROMPT | trust [--revoke]]``; flags go
-before or after. ``tui-agent --version`` prints the version."""
+"""Command line: ``tui-agent [flags] [tools [NAME] | plugins | run PROMPT | trust [--revoke]]``;
+flags go before or after. ``tui-agent --version`` prints the version."""
 
 from __future__ import annotations
 
@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("name", nargs="?", help="a tool name or alias")
     tools.add_argument("--json", action="store_true", help="print the OpenAI function definitions")
     _add_common(tools, suppress=True)
+    listed = commands.add_parser(
+        "plugins", help="list plugin files and packages: where from, loaded or why not"
+    )
+    listed.add_argument("--json", action="store_true", help="print them as JSON")
+    _add_common(listed, suppress=True)
     run = commands.add_parser("run", help="run one prompt headless: reply on stdout")
     run.add_argument("prompt", nargs="*", help="the prompt (stdin is appended when piped)")
     run.add_argument("--json", action="store_true", help="print one JSON event per line")
@@ -213,6 +218,61 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
             first_line(tool.description),
         )
     console.print(table)
+    return 0
+
+
+def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
+    """Every plugin file and package the load read or skipped, in load order: where it
+    comes from, whether it loaded (or why not), and the tools and commands it gives."""
+    import asyncio
+    import json
+
+    from .core.plugins import plugin_errors
+
+    asyncio.run(session.close())
+    commands = [session.commands.get(name) for name in session.commands.names]
+    rows = []
+    for plugin in session.extensions.plugins:
+        errors = plugin_errors(plugin, session.extensions.problems)
+        package = plugin.package
+        rows.append(
+            {
+                "name": plugin.name,
+                "scope": plugin.scope,
+                "source": plugin.source,
+                "version": package.version if package else None,
+                "entry_point": package.value if package else None,
+                "status": "skipped" if plugin.skipped else "error" if errors else "ok",
+                "errors": errors,
+                "tools": [n for n, t in session.toolbox.tools.items() if t.source == plugin.origin],
+                "commands": [f"/{c.name}" for c in commands if c and c.source == plugin.origin],
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    home = str(Path.home())
+    table = Table(box=box.SIMPLE_HEAD, title="Plugins", pad_edge=False)
+    table.add_column("Scope", no_wrap=True)
+    for name, ratio in (("Source", 4), ("Status", 3), ("Gives", 3)):
+        table.add_column(name, ratio=ratio)
+    for row in rows:
+        source = row["source"]
+        if row["entry_point"]:
+            source = f"{source} ({row['name']})"
+        elif source.startswith(home + "/"):
+            source = "~" + source[len(home) :]
+        status = "; ".join(row["errors"]) or row["status"]
+        if row["status"] == "skipped":
+            status = "skipped: untrusted folder (tui-agent trust)"
+        gives = ", ".join(row["tools"] + row["commands"])
+        table.add_row(row["scope"], Text(source, overflow="fold"), status, gives)
+    Console(soft_wrap=False).print(table)
     return 0
 
 
@@ -366,7 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         return start_app(args)
     try:
-        session = new_session(args, load=args.command in ("tools", "run"))
+        session = new_session(args, load=args.command in ("tools", "run", "plugins"))
     except (NotADirectoryError, FileNotFoundError) as exc:
         print(f"tui-agent: {exc}", file=sys.stderr)
         return 2
@@ -384,6 +444,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_tools(session, args)
     if args.command == "trust":
         return cmd_trust(session, args)
+    if args.command == "plugins":
+        return cmd_plugins(session, args)
     if args.command == "undo":
         return cmd_undo(session, args)
     if args.command == "run":

@@ -1,4 +1,5 @@
-"""The session's extensions: its config, plugin files and tool files, loaded and reloaded.
+"""The session's extensions: its config, plugin files, plugin packages and tool files,
+loaded and reloaded.
 
 One *load* reads the settings, imports the plugin files, runs their setups (which register
 tools, hooks and commands, and the load's ``on_turn``/``on_close`` functions and tool
@@ -59,6 +60,7 @@ class Extensions:
         self.problems: list[LoadProblem] = []  # the last load's, config problems included
         self.config_problems: list[LoadProblem] = []
         self.skipped: list[Any] = []  # untrusted project code that was not loaded
+        self.plugins: list[plugins.Plugin] = []  # the last load's, skipped ones included
         self.loaded = False
         self._modules: list[str] = []
         self._filters: list[Callable[[str], bool]] = []
@@ -108,6 +110,13 @@ class Extensions:
         finally:
             config_module.deactivate(token)
         plugins.forget_modules(self._modules)
+        report.plugins += [
+            plugins.Plugin("project", path.name, str(path), "", skipped=True)
+            for folder in plugins.project_folders(self.workspace.project)
+            for path in self.skipped
+            if folder.kind == "plugins" and path.parent == folder.path
+        ]
+        self.plugins = report.plugins
         self.config = config
         self.providers = plugins.provider_registrations(config)
         self._provider = None

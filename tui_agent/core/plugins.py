@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import config as config_module
+from . import packages as packages_module
 from . import paths
 from . import tool_files as tool_files_module
 from .tool_files import tool_names
@@ -30,7 +31,7 @@ _COUNTER = itertools.count(1)
 class Folder:
     scope: str
     path: Path
-    kind: str  # "plugins" or "tools"
+    kind: str  # "plugins", "tools", or "packages" (installed packages' place in the order)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,22 @@ class LoadProblem:
         return f"{where}: {self.error}"
 
 
+@dataclass(frozen=True)
+class Plugin:
+    """A plugin a load read or skipped (``tui-agent plugins`` lists them): a file, or an
+    installed package's entry point (``package``; ``setups`` are the names it registered,
+    ``failed`` why it could not be loaded)."""
+
+    scope: str  # bundled, package, home, user, project
+    name: str  # the file's name, or the entry point's
+    source: str  # the file's path, or name==version
+    origin: str  # the source its tools and commands carry
+    package: packages_module.Package | None = None
+    setups: tuple[str, ...] = ()
+    failed: str = ""
+    skipped: bool = False
+
+
 @dataclass
 class LoadReport:
     """What a load did. ``tool_files`` are the tool-folder files imported (or that failed
@@ -55,6 +72,7 @@ class LoadReport:
 
     problems: list[LoadProblem] = field(default_factory=list)
     plugin_files: list[Path] = field(default_factory=list)
+    plugins: list[Plugin] = field(default_factory=list)
     tool_files: list[Path] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)
     no_tools: list[Path] = field(default_factory=list)
@@ -104,6 +122,7 @@ def project_folders(project: Path) -> list[Folder]:
 def global_folders() -> list[Folder]:
     return [
         Folder("bundled", paths.bundled_plugins_dir(), "plugins"),
+        Folder("package", Path(), "packages"),
         Folder("home", paths.home_plugins_dir(), "plugins"),
         Folder("user", paths.user_config_dir() / "plugins", "plugins"),
         Folder("user-tool", paths.user_config_dir() / "tools", "tools"),
@@ -180,15 +199,78 @@ def describe(exc: BaseException) -> str:
 
 def import_plugins(folders: Iterable[Folder], report: LoadReport) -> None:
     for folder in folders:
+        if folder.kind == "packages":
+            import_packages(report)
         if folder.kind != "plugins":
             continue
         for file in python_files(folder.path):
             report.plugin_files.append(file)
+            report.plugins.append(Plugin(folder.scope, file.name, str(file), origin(folder, file)))
             config = config_module.current_config()
             setups, providers = dict(config.setups), dict(config.providers)
             if exec_file(file, origin(folder, file), report) is None:
                 # a file that failed half-way keeps none of its registrations
                 config.setups, config.providers = setups, providers
+
+
+def import_packages(report: LoadReport) -> None:
+    """Load the installed packages' entry points (``packages.installed()``): a module is
+    run like a plugin file, a function is registered as a setup under the entry point's
+    name. One that fails keeps none of its registrations and is reported with its
+    distribution and version; the others load."""
+    try:
+        found = packages_module.installed()
+    except Exception as exc:  # a damaged distribution's metadata: no package loads
+        report.problems.append(LoadProblem(f"entry points {packages_module.GROUP}", describe(exc)))
+        log.warning("could not read the installed entry points", exc_info=exc)
+        return
+    config = config_module.current_config()
+    for package in found:
+        setups, providers = dict(config.setups), dict(config.providers)
+        token = config_module.loading(package.origin, package.source)
+        failed = ""
+        try:
+            if package.attr is None:
+                packages_module.run_module(package.module)
+            else:
+                config.setup(package.name, packages_module.load_object(package))
+        except BaseException as exc:  # as for a file: not even sys.exit takes the app down
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            config.setups, config.providers = setups, providers
+            failed = f"entry point {package.name} = {package.value}: {describe(exc)}"
+            report.problems.append(LoadProblem(package.source, failed))
+            log.warning("could not load %s (%s)", package.source, package.name, exc_info=exc)
+        finally:
+            config_module.done_loading(token)
+        registered = tuple(n for n, r in config.setups.items() if setups.get(n) is not r)
+        report.plugins.append(
+            Plugin(
+                "package",
+                package.name,
+                package.source,
+                package.origin,
+                package=package,
+                setups=registered,
+                failed=failed,
+            )
+        )
+
+
+def plugin_errors(plugin: Plugin, problems: Iterable[LoadProblem]) -> list[str]:
+    """What went wrong with one plugin: its import, and any of its setups that raised."""
+    if plugin.package is None:
+        return [
+            p.error if not p.setup else f"setup {p.setup!r}: {p.error}"
+            for p in problems
+            if p.path == plugin.source
+        ]
+    setups = [
+        f"setup {p.setup!r}: {p.error}"
+        for p in problems
+        if p.path == plugin.source and p.setup and p.setup in plugin.setups
+    ]
+    return [plugin.failed, *setups] if plugin.failed else setups
 
 
 def run_setup(
