@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .core.config import Config, configure, setup
     from .core.context import ToolContext
     from .core.errors import PermissionDenied
+    from .core.mentions import Attachment, Expanded, MentionError
     from .core.messages import (
         AssistantMessage,
         Call,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from .core.session import Session, create_session
     from .core.tool_files import ToolSpec, tool
     from .core.toolbox import CallInfo, Tool, Toolbox, ToolboxEvent, current_call
+    from .core.user_shell import ShellRun
 
 __version__ = "0.1.0"
 
@@ -53,6 +55,9 @@ _HOMES = {
     "setup": ".core.config",
     "ToolContext": ".core.context",
     "PermissionDenied": ".core.errors",
+    "Attachment": ".core.mentions",
+    "Expanded": ".core.mentions",
+    "MentionError": ".core.mentions",
     "AssistantMessage": ".core.messages",
     "Call": ".core.messages",
     "Message": ".core.messages",
@@ -72,6 +77,7 @@ _HOMES = {
     "Toolbox": ".core.toolbox",
     "ToolboxEvent": ".core.toolbox",
     "current_call": ".core.toolbox",
+    "ShellRun": ".core.user_shell",
 }
 
 
@@ -93,19 +99,23 @@ def __dir__() -> list[str]:
 __all__ = [
     "ApprovalRequest",
     "AssistantMessage",
+    "Attachment",
     "Call",
     "CallInfo",
     "Commands",
     "Completion",
     "Config",
     "Decision",
+    "Expanded",
     "LoadProblem",
+    "MentionError",
     "Message",
     "Note",
     "Output",
     "PermissionDenied",
     "Result",
     "Session",
+    "ShellRun",
     "SystemMessage",
     "Tool",
     "ToolContext",

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from .core import events as ev
+from .core.mentions import MentionError
 from .core.output import Note
 from .core.session import Session
 
@@ -177,6 +178,9 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int
         except asyncio.CancelledError:
             printer._err("tui-agent: cancelled")
             return 1
+        except MentionError as exc:  # a bad @path: nothing was sent
+            printer._err(f"tui-agent: {exc}")
+            return 2
         except Exception as exc:  # provider construction, unknown provider…
             printer._err(f"tui-agent: error: {exc}")
             return 1

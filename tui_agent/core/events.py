@@ -17,6 +17,7 @@ from .result import Result
 
 if TYPE_CHECKING:
     from .undo import Checkpoint, Restored
+    from .user_shell import ShellRun
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,28 @@ class Rewound:
 
 
 @dataclass(frozen=True)
+class ShellStarted:
+    """A ``!command`` the user typed started (``session.shell``): no model, no approval."""
+
+    command: str
+
+
+@dataclass(frozen=True)
+class ShellOutput:
+    """Output of the running ``!command`` as it arrives (stdout and stderr merged)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ShellFinished:
+    """The ``!command`` ended (or was cancelled); ``run.output`` is what the conversation
+    got (the end of a long output), ``run.exit_status``, ``run.cancelled``."""
+
+    run: ShellRun
+
+
+@dataclass(frozen=True)
 class ToolsChanged:
     """The session's toolbox changed: ``kind`` "tools" (a tool added, replaced or removed)
     or "hooks" (a hook added); ``name`` is the tool's (``"*"`` for a global hook), ``""``
@@ -179,6 +202,9 @@ Event = (
     | Compacted
     | CheckpointTaken
     | Rewound
+    | ShellStarted
+    | ShellOutput
+    | ShellFinished
     | ToolsChanged
     | CommandsChanged
     | ModeChanged

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import journal as journal_module
+from . import mentions, user_shell
 from .agent import Agent
 from .approval import ApprovalRequest, Approver, Decision, headless_approver
 from .budget import Budget
@@ -29,13 +30,17 @@ from .events import (
     EventBus,
     ExitRequested,
     ModeChanged,
+    ShellFinished,
+    ShellOutput,
+    ShellStarted,
     ThemeRequested,
     ToolCallFinished,
     ToolCallStarted,
     ToolsChanged,
 )
 from .extensions import Extensions
-from .messages import Message, openai_dict
+from .mentions import Expanded
+from .messages import Message, UserMessage, openai_dict
 from .output import Output
 from .permissions import MODES
 from .plugins import LoadReport
@@ -43,6 +48,7 @@ from .providers import Provider
 from .toolbox import Toolbox, ToolboxEvent
 from .transcript import Transcript
 from .undo import Checkpoints, load_from
+from .user_shell import ShellRun
 from .workspace import Workspace
 
 log = logging.getLogger("tui_agent.session")
@@ -281,18 +287,62 @@ class Session:
     def _tool_context(self, call_id: str = "", message_id: str = "") -> ToolContext:
         return self.workspace.tool_context(self.id, call_id, message_id)
 
-    async def turn(self, prompt: str) -> str:
-        """Run one user turn to the final reply. ``cancel()`` stops it, transcript intact."""
+    def expand(self, prompt: str) -> Expanded:
+        """``prompt`` with the files and folders its ``@path`` mentions name attached (see
+        ``core/mentions.py`` for which ``@`` counts): ``.content`` is what the model gets,
+        ``.attachments`` what was attached. Raises ``MentionError`` (nothing to send) for a
+        path that is missing or outside the project."""
+        return mentions.expand(prompt, self.directory, self.worktree)
+
+    async def turn(self, prompt: str | Expanded) -> str:
+        """Run one user turn to the final reply. ``cancel()`` stops it, transcript intact.
+        A ``str`` is expanded first (``expand``: a bad ``@path`` raises ``MentionError``
+        before anything is recorded); an ``Expanded`` is sent as it is. ``on_prompt``
+        functions may stop it first (``PromptBlocked``: nothing recorded) or add context;
+        ``on_stop`` functions may keep it going."""
+        expanded = prompt if isinstance(prompt, Expanded) else self.expand(prompt)
         self._turn = asyncio.current_task()
         try:
             await self.ready()
-            self.checkpoints.start(prompt)
+            self.checkpoints.start(expanded.prompt)
             try:
-                return await self.agent.turn(prompt)
+                return await self.agent.turn(expanded.content)
             finally:
                 await self._end_checkpoint()
         finally:
             self._turn = None
+
+    async def shell(self, command: str) -> ShellRun:
+        """Run ``command`` as the user typed it after ``!``: ``bash -c`` in the session's
+        folder, no model and no approval (see ``core/user_shell.py``). Its output streams as
+        ``ShellOutput`` events between ``ShellStarted`` and ``ShellFinished``; the command
+        and its output (the end of a long one) are then recorded as a user message, so the
+        next prompt can refer to them. ``cancel()`` kills it and everything it started;
+        what it printed until then is recorded, and ``CancelledError`` goes on up."""
+        self._turn = asyncio.current_task()
+        runner = user_shell.Runner(
+            command, self.directory, lambda text: self.events.emit(ShellOutput(text))
+        )
+        try:
+            self.events.emit(ShellStarted(command))
+            try:
+                run = await runner.run()
+            except asyncio.CancelledError:
+                run = await runner.stop()
+                self._shell_done(run)
+                raise
+            except OSError as exc:  # bash could not start: nothing ran, nothing recorded
+                failed = user_shell.ShellRun(command, f"could not run it: {exc}", None)
+                self.events.emit(ShellFinished(failed))
+                raise
+            self._shell_done(run)
+            return run
+        finally:
+            self._turn = None
+
+    def _shell_done(self, run: ShellRun) -> None:
+        self.transcript.record(UserMessage(user_shell.message(run)))
+        self.events.emit(ShellFinished(run))
 
     async def _end_checkpoint(self) -> None:
         """The turn's last snapshot, also after a cancel (a second cancel skips it)."""

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import events as ev
+from . import mentions, user_shell
 from .checkpoints import CheckpointError, CheckpointStore
 from .messages import Message, UserMessage, adopt, openai_dict
 from .output import Output
@@ -487,10 +488,18 @@ def _union(checkpoint: Checkpoint, skipped: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted({*checkpoint.skipped, *skipped}))
 
 
+def _typed(message: Message) -> str | None:
+    """The prompt a user message of a turn was typed as (its ``@path`` attachments taken
+    off), or None for any other message (a ``!command``'s output is not a turn)."""
+    if not isinstance(message, UserMessage) or user_shell.parse(message.text) is not None:
+        return None
+    return mentions.split(message.text).prompt
+
+
 def _last_prompt(messages: Sequence[Message], prompt: str) -> int | None:
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if isinstance(message, UserMessage) and message.text == prompt:
+        if isinstance(message, UserMessage) and _typed(message) == prompt:
             return index
     return None
 
@@ -498,7 +507,7 @@ def _last_prompt(messages: Sequence[Message], prompt: str) -> int | None:
 def _share(messages: Sequence[Message], turns: int) -> list[list[Message]]:
     """``messages`` (several turns', oldest first) split at their user prompts into
     ``turns`` groups; what does not split evenly goes to the first group."""
-    starts = [i for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+    starts = [i for i, m in enumerate(messages) if _typed(m) is not None]
     if len(starts) < turns:
         return [list(messages), *[[] for _ in range(turns - 1)]]
     bounds = [0, *starts[len(starts) - turns + 1 :], len(messages)]

@@ -56,9 +56,10 @@ class OutputNote(Message):
 
 
 class UserLine(Message):
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, chips: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.text = text
+        self.chips = chips  # the labels of the @path attachments sent with it
 
 
 class AppHeader(Widget):
@@ -173,6 +174,7 @@ class TuiAgentApp(App[None]):
             id="chat", heap=self.heap, first_frame_drawn=lambda: self.first_frame_drawn
         )
         self._prompt = PromptArea(self._complete, id="prompt")
+        self._prompt.find_files = self._find_files
         self.first_frame_drawn = False
         self._tools: ToolsPanel | None = None  # mounted when first shown
         self._chunks: dict[type, bool] = {}  # text chunk classes, known once connected
@@ -234,6 +236,11 @@ class TuiAgentApp(App[None]):
         """Tab completion for the prompt: a Tab pressed before the session is loaded waits."""
         await self.wait_for_session()
         return self.connection.complete(line)
+
+    async def _find_files(self, query: str, fresh: bool) -> list[str]:
+        """The ``@`` picker's files for ``query``, best first (waits for the session)."""
+        await self.wait_for_session()
+        return await self.connection.find_files(query, fresh)
 
     def _connect(self, session: Session) -> None:
         """The app becomes the session's approver and hears its events and output. The one
@@ -436,6 +443,9 @@ class TuiAgentApp(App[None]):
             self.notify("Still working: press Esc to cancel first.", severity="warning")
             self._prompt.text = line
             return None
+        command = self.connection.shell_command(line)
+        if command is not None:
+            return self.run_shell(command)
         return self.run_turn(line)
 
     @work(group="waiting", exit_on_error=False)
@@ -467,10 +477,19 @@ class TuiAgentApp(App[None]):
 
     @work(group="agent", exclusive=True, exit_on_error=False)
     async def run_turn(self, prompt: str) -> None:
-        self.post_message(UserLine(prompt))
+        """A prompt, its ``@path`` attachments first: a path that cannot be attached is said
+        in the chat and the prompt comes back into the box; nothing is sent then."""
+        expanded = await self.connection.expand(prompt)
+        if isinstance(expanded, str):
+            self.say(f"error: {expanded}", "error")
+            if not self._prompt.refill(prompt):
+                self.notify("The prompt box was not empty: the prompt is in the history (Up).")
+            return
+        chips = tuple(attachment.label for attachment in expanded.attachments)
+        self.post_message(UserLine(prompt, chips))
         self.update_status()
         try:
-            await self.session.turn(prompt)
+            await self.session.turn(expanded)
         except asyncio.CancelledError:
             self.say("Cancelled.", "error")
             raise
@@ -479,6 +498,23 @@ class TuiAgentApp(App[None]):
         finally:
             self.update_status()
             self.refresh_bindings()  # Cancel leaves the footer
+
+    @work(group="agent", exclusive=True, exit_on_error=False)
+    async def run_shell(self, command: str) -> None:
+        """A ``!command``: run by the session without the model; its block in the chat
+        follows the session's events. Esc cancels it (the process group is killed)."""
+        if not command:
+            self.say("Type a shell command after ! (e.g. !git status).", "warning")
+            return
+        try:
+            await self.session.shell(command)
+        except asyncio.CancelledError:
+            raise  # the block says it was cancelled
+        except Exception as exc:
+            self.say(f"error: could not run the command: {exc}", "error")
+        finally:
+            self.update_status()
+            self.refresh_bindings()
 
     # -- events from the core ----------------------------------------------------------------
 
@@ -517,7 +553,7 @@ class TuiAgentApp(App[None]):
     async def on_user_line(self, message: UserLine) -> None:
         chat = self._live_chat()
         if chat is not None:
-            await chat.add_user(message.text)
+            await chat.add_user(message.text, message.chips)
 
     async def on_output_note(self, message: OutputNote) -> None:
         chat = self._live_chat()

@@ -48,6 +48,17 @@ class UserMessage(Static):
     """
 
 
+def user_message(text: str, chips: Sequence[str] = ()) -> UserMessage:
+    """The user's message as sent; under it a chip per ``@path`` attached (``chips``: each
+    attachment's label, "src/app.py (120 lines)"), never the attached text itself."""
+    if not chips:
+        return UserMessage(text, markup=False)
+    parts: list[str | tuple[str, str]] = [text, "\n"]
+    for index, chip in enumerate(chips):
+        parts.extend([" " * bool(index), (f"📎 {chip}", "$text-accent")])
+    return UserMessage(Content.assemble(*parts), classes="attached")
+
+
 class Note(Static):
     DEFAULT_CSS = """
     Note { margin: 0 0 0 1; color: $text-muted; }
@@ -386,6 +397,7 @@ class ChatView(VerticalScroll):
         self.first_frame_drawn = first_frame_drawn
         self._stream: ReplyStream | None = None
         self._thinking: Thinking | None = None
+        self._shell: Any = None  # the running !command's ShellBlock
         self.calls: dict[str, ToolCallBlock] = {}
         self.hidden = 0
         self.spacer = FoldSpacer()
@@ -489,10 +501,30 @@ class ChatView(VerticalScroll):
             self.unfold()
             self.fold_later()
 
-    async def add_user(self, text: str) -> None:
+    async def add_user(self, text: str, chips: Sequence[str] = ()) -> None:
+        """``chips``: the labels of the ``@path`` attachments sent with it."""
         await self.end_reply()
-        await self.mount(UserMessage(text, markup=False))
+        await self.mount(user_message(text, chips))
         await self.prune()
+
+    async def start_shell(self, command: str) -> None:
+        """A ``!command`` started: its block (``shell_block.py``), live until it ends."""
+        from .shell_block import ShellBlock  # after the first frame, with the first one
+
+        await self.end_reply()
+        self._shell = ShellBlock(command)
+        await self.mount(self._shell)
+        await self.prune()
+
+    def shell_output(self, text: str) -> None:
+        if self._shell is not None:
+            self._shell.add(text)
+
+    def finish_shell(self, run: Any) -> None:
+        """The ``!command`` ended: its block shows the output the conversation got."""
+        if self._shell is not None:
+            self._shell.finish(run)
+            self._shell = None
 
     async def add_note(self, text: str, kind: str | None = None) -> None:
         await self.end_reply()

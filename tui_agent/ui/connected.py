@@ -17,11 +17,12 @@ through here:
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core import events, messages
+from ..core import events, mentions, messages, user_shell
 from ..core.approval import ApprovalRequest, Decision
 from ..core.atomic import write_text_atomic
 from ..core.commands import Commands, Completion, complete, is_command_line
@@ -30,6 +31,7 @@ from ..core.describe import hooks_label, parameter_rows
 from ..core.output import Note
 from ..core.paths import user_data_dir
 from ..core.permissions import CYCLE
+from ..core.project_files import ProjectFiles, rank
 from ..core.providers.stub import HOW_TO
 
 if TYPE_CHECKING:
@@ -49,8 +51,10 @@ __all__ = [
     "events",
     "history_file",
     "hooks_label",
+    "mentions",
     "messages",
     "parameter_rows",
+    "user_shell",
 ]
 
 CHUNKS: dict[type, bool] = {events.TextChunk: False, events.ThinkingChunk: True}
@@ -95,6 +99,34 @@ class Connection:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.history = PromptHistory()
+        self.files = ProjectFiles(session.directory, session.worktree)  # the @ picker's
+
+    @staticmethod
+    def shell_command(line: str) -> str | None:
+        """The command of a ``!command`` line (the user's own shell command), else None."""
+        return user_shell.command_of(line)
+
+    async def find_files(self, query: str, fresh: bool) -> list[str]:
+        """The ``@`` picker's candidates for ``query``, best first: listed (in a thread)
+        when the picker opens (``fresh``; a listing younger than a few seconds is used
+        again), ranked on every key."""
+        files = self.files
+        return await asyncio.to_thread(lambda: rank(query, files.files(fresh)))
+
+    async def expand(self, line: str) -> mentions.Expanded | str:
+        """``line`` with its ``@path`` attachments (read in a thread), or what stops it from
+        being sent (a path that cannot be attached: ``MentionError``'s message)."""
+        try:
+            return await asyncio.to_thread(self.session.expand, line)
+        except mentions.MentionError as exc:
+            return str(exc)
+
+    @staticmethod
+    def sent(content: str) -> tuple[str, tuple[str, ...]]:
+        """A user message as the model got it, as the chat shows it: the prompt, and the
+        labels of its ``@path`` attachments (a Markdown command's turn is shown so)."""
+        expanded = mentions.split(content)
+        return expanded.prompt, tuple(attachment.label for attachment in expanded.attachments)
 
     @staticmethod
     def is_command(line: str) -> bool:

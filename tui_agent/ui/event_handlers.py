@@ -116,6 +116,22 @@ async def mode_changed(app: TuiAgentApp, chat: ChatView, event: ev.ModeChanged) 
     app.refresh_bindings()
 
 
+async def shell_started(app: TuiAgentApp, chat: ChatView, event: ev.ShellStarted) -> None:
+    await chat.start_shell(event.command)
+    app.update_status()
+    app.refresh_bindings()  # Cancel (Esc) comes into the footer
+
+
+async def shell_output(app: TuiAgentApp, chat: ChatView, event: ev.ShellOutput) -> None:
+    chat.shell_output(event.text)
+
+
+async def shell_finished(app: TuiAgentApp, chat: ChatView, event: ev.ShellFinished) -> None:
+    chat.finish_shell(event.run)
+    app.update_status()
+    app.refresh_bindings()
+
+
 async def note(app: TuiAgentApp, chat: ChatView, event: Note) -> None:
     await chat.add_note(event.text, event.kind)
 
@@ -133,6 +149,9 @@ HANDLERS: dict[type, Handler] = {
     ev.ConversationReset: conversation_reset,
     ev.Compacted: compacted,
     ev.Rewound: rewound,
+    ev.ShellStarted: shell_started,
+    ev.ShellOutput: shell_output,
+    ev.ShellFinished: shell_finished,
     ev.ModeChanged: mode_changed,
     ev.ExitRequested: exit_requested,
     ev.ThemeRequested: theme_requested,

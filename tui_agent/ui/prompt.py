@@ -75,6 +75,10 @@ class PromptArea(TextArea):
         self._draft = ""
         self._completion_start = 0
         self.menu: CompletionMenu | None = None
+        # the @ picker: the app's find_files(query, fresh) gives the files, best first
+        self.find_files: Callable[[str, bool], Awaitable[list[str]]] | None = None
+        self._picking = False  # an @ mention is being typed: the menu follows it
+        self._picked_query: str | None = None  # the query the menu was last asked for
         self.pastes: dict[str, str] = {}  # placeholder -> the long paste it stands for
 
     def keep_history(self, kept: PromptHistory) -> None:
@@ -117,9 +121,13 @@ class PromptArea(TextArea):
             if event.key == "escape":
                 event.stop()
                 event.prevent_default()
+                self.close_picker()
                 self.hide_menu()
                 return
-            self.hide_menu()
+            if not self._picking:  # the picker follows the text (_picker_changed)
+                self.hide_menu()
+        elif event.key == "escape" and self._picking:
+            self.close_picker()
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -142,6 +150,8 @@ class PromptArea(TextArea):
                 self.history_forward()
                 return
         await super()._on_key(event)
+        if event.character == "@":
+            self.open_picker()
 
     def action_newline(self) -> None:
         self.insert("\n")
@@ -277,6 +287,12 @@ class PromptArea(TextArea):
     # -- completion -----------------------------------------------------------------------
 
     async def action_complete(self) -> None:
+        if self.find_files is not None and self.mention_query() is not None:
+            self.open_picker(fill=False)  # Tab in an @mention: the picker, fuzzy
+            query = self.mention_query()
+            if query is not None:
+                await self._fill_picker(query[1], fresh=True, take_single=True)
+            return
         row, column = self.cursor_location
         lines = self.text.split("\n")
         line = lines[row][:column]
@@ -292,6 +308,9 @@ class PromptArea(TextArea):
         prefix = os.path.commonprefix(candidates)  # noqa: RUF071 - text, not paths
         if len(prefix) > len(line) - found.start:
             self.apply_completion(prefix, final=False)
+        await self._show_menu(candidates)
+
+    async def _show_menu(self, candidates: list[str]) -> None:
         menu = self.menu
         if menu is None and self.parent is not None:  # the first dropdown: above the prompt
             menu = self.menu = CompletionMenu(id="completions")
@@ -303,6 +322,9 @@ class PromptArea(TextArea):
             menu.add_class("visible")
 
     def apply_completion(self, candidate: str, final: bool = True) -> None:
+        if self._picking:
+            self._apply_mention(candidate)
+            return
         row, column = self.cursor_location
         start = (row, self._completion_start)
         suffix = " " if final and not candidate.endswith("/") else ""
@@ -330,3 +352,90 @@ class PromptArea(TextArea):
         menu.clear_options()
         menu.add_options(found.candidates)
         menu.highlighted = min(highlighted, len(found.candidates) - 1)
+
+    # -- the @ picker -----------------------------------------------------------------------
+
+    _MENTION = re.compile(r'(?<![^\s(\[{<])@(?:"([^"\n]*)|([^\s"`]*))$')
+
+    def mention_query(self) -> tuple[int, str] | None:
+        """The ``@`` mention the cursor is at the end of: (the column after its ``@``, what
+        is typed after it, an opening quote left out), or None. ``@`` counts at the start
+        or after a space or an opening bracket, as when the prompt is sent."""
+        row, column = self.cursor_location
+        found = self._MENTION.search(self.document.get_line(row)[:column])
+        if found is None:
+            return None
+        quoted = found.group(1)
+        return found.start() + 1, quoted if quoted is not None else found.group(2)
+
+    def open_picker(self, fill: bool = True) -> None:
+        """An ``@`` was typed (or Tab pressed after one): the menu offers the project's
+        files and follows what is typed after it, until Esc, a space, or a pick."""
+        if self.find_files is None or self.mention_query() is None:
+            return
+        self._picking = True
+        self._picked_query = None
+        if fill:
+            self._refresh_picker(fresh=True)
+
+    def close_picker(self) -> None:
+        if self._picking:
+            self._picking = False
+            self._picked_query = None
+            self.hide_menu()
+
+    def _picker_changed(self) -> None:
+        if not self._picking:
+            return
+        found = self.mention_query()
+        if found is None:
+            self.close_picker()
+        elif found[1] != self._picked_query:
+            self._refresh_picker(fresh=False)
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self._picker_changed()
+
+    def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        self._picker_changed()
+
+    def _refresh_picker(self, fresh: bool) -> None:
+        found = self.mention_query()
+        if found is None:
+            return
+        self._picked_query = found[1]
+        self.run_worker(
+            self._fill_picker(found[1], fresh),
+            group="mention-picker",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _fill_picker(self, query: str, fresh: bool, take_single: bool = False) -> None:
+        """The menu for ``query``, unless the mention changed meanwhile (a newer key asked
+        again); no match hides it (typing on may find some)."""
+        if self.find_files is None:
+            return
+        candidates = await self.find_files(query, fresh)
+        found = self.mention_query()
+        if not self._picking or found is None or found[1] != query:
+            return
+        self._picked_query = query
+        self._completion_start = found[0]
+        if not candidates:
+            self.hide_menu()
+        elif take_single and len(candidates) == 1:
+            self._apply_mention(candidates[0])
+        else:
+            await self._show_menu(candidates)
+
+    def _apply_mention(self, path: str) -> None:
+        """Put the picked ``path`` after the ``@`` (quoted when it has a space). A file ends
+        the mention with a space; a folder keeps the picker open inside it."""
+        row, column = self.cursor_location
+        quoted = f'"{path}"' if any(char.isspace() for char in path) else path
+        folder = path.endswith("/") and quoted == path
+        self.replace(quoted + ("" if folder else " "), (row, self._completion_start), (row, column))
+        self.hide_menu()
+        if not folder:
+            self.close_picker()

@@ -11,8 +11,8 @@ from typing import Any
 
 from textual.widget import Widget
 
-from .chat import ChatView, HiddenNote, ReplyStream, ToolCallBlock, UserMessage, split_markdown
-from .connected import Conversation, messages
+from .chat import ChatView, HiddenNote, ReplyStream, ToolCallBlock, split_markdown, user_message
+from .connected import Conversation, mentions, messages, user_shell
 from .markdown_widgets import ReplyMarkdown
 
 Message = messages.Message
@@ -101,6 +101,18 @@ def tail_start(shown: list[Message], count: int) -> int:
     return start
 
 
+def _user_widget(text: str) -> Widget:
+    """A user message as it was shown live: a ``!command`` as its block, a prompt with
+    ``@path`` attachments as the prompt and a chip per attachment."""
+    run = user_shell.parse(text)
+    if run is not None:
+        from .shell_block import ShellBlock
+
+        return ShellBlock(run.command, run)
+    expanded = mentions.split(text)
+    return user_message(expanded.prompt, [a.label for a in expanded.attachments])
+
+
 def transcript_widgets(
     chat: ChatView, shown: list[Message], answers: dict[str, ToolMessage]
 ) -> list[Widget]:
@@ -109,7 +121,7 @@ def transcript_widgets(
     widgets: list[Widget] = []
     for message in shown:
         if isinstance(message, messages.UserMessage):
-            widgets.append(UserMessage(message.text, markup=False))
+            widgets.append(_user_widget(message.text))
         elif isinstance(message, messages.AssistantMessage):
             if message.text:
                 for piece in split_markdown(message.text, ReplyStream.SEGMENT_BLOCKS):
