@@ -161,6 +161,8 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int
         at once: a cancelled sync tool keeps running in its thread, and Python would wait."""
         if session.cancel():
             return
+        if session.busy:  # cancelled already, taking its last checkpoint: say it, then quit
+            printer._err("tui-agent: cancelled")
         session.transcript.journal.close()
         sys.stdout.flush()
         print("tui-agent: interrupted", file=sys.stderr, flush=True)

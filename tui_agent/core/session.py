@@ -391,10 +391,12 @@ class Session:
         self.transcript.journal.close()
 
     def cancel(self) -> bool:
-        """Cancel the running turn: the stream closes and running tools are cancelled."""
+        """Cancel the running turn: the stream closes and running tools are cancelled.
+        False when there is none, or it was cancelled already and is finishing up (its
+        last checkpoint): a second Ctrl+C in ``run`` then quits at once."""
         task = self._turn
-        if task is None or task.done():
-            return False
+        if task is None or task.done() or task.cancelling():
+            return False  # nothing to cancel, or cancelled already (it is finishing up)
         task.cancel()
         return True
 
