@@ -8,8 +8,11 @@ from typing import Any
 
 import pytest
 
-from tui_agent import create_session
+from tui_agent import ApprovalRequest, create_session
+from tui_agent.testing import wait_for
+from tui_agent.ui import approval
 from tui_agent.ui.app import TuiAgentApp
+from tui_agent.ui.approval import ApprovalScreen
 from tui_agent.ui.prompt import PromptArea
 
 SIZE = (100, 30)
@@ -61,6 +64,73 @@ def test_tools_panel_with_parameters(snap_compare: Any, home_project: Path) -> N
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(130, 36), run_before=run_before)
+
+
+def choose_tool(name: str) -> Any:
+    """Open the tools panel and select ``name``."""
+
+    async def run_before(pilot: Any) -> None:
+        await still(pilot)
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        table = pilot.app.query_one("#tools-table")
+        table.move_cursor(row=table.get_row_index(name))
+        await pilot.pause(0.2)
+
+    return run_before
+
+
+def test_tools_panel_and_the_status_beside_it_at_80x24(
+    snap_compare: Any, home_project: Path
+) -> None:
+    """The narrow panel: fewer columns, read's descriptions whole, no scrollbar across, and
+    the status under the prompt shortened instead of cut."""
+    app = TuiAgentApp(create_session(home_project))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=choose_tool("read"))
+
+
+def test_tools_panel_at_120x40(snap_compare: Any, home_project: Path) -> None:
+    app = TuiAgentApp(create_session(home_project))
+    assert snap_compare(app, terminal_size=(120, 40), run_before=choose_tool("read"))
+
+
+REQUEST = ApprovalRequest(
+    tool="execute",
+    called_as="execute",
+    args={"command": "python -m pytest -q && git status --short"},
+    subject="python -m pytest -q ; git status --short",
+    rule="default for execute",
+    session_pattern="python *, git status *",
+)
+
+
+def test_approval_dialog_before_its_key_guard_ends(
+    snap_compare: Any, home_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The buttons dimmed (disabled) while keys are still ignored."""
+    monkeypatch.setattr(approval, "GUARD_SECONDS", 3600)
+    app = TuiAgentApp(create_session(home_project))
+
+    async def run_before(pilot: Any) -> None:
+        await still(pilot)
+        pilot.app.push_screen(ApprovalScreen(REQUEST))
+        await pilot.pause(0.2)
+        assert not pilot.app.screen.armed
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_approval_dialog_armed(snap_compare: Any, home_project: Path) -> None:
+    app = TuiAgentApp(create_session(home_project))
+
+    async def run_before(pilot: Any) -> None:
+        await still(pilot)
+        pilot.app.push_screen(ApprovalScreen(REQUEST))
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
+        await wait_for(pilot, lambda: pilot.app.screen.armed)
+        await pilot.pause(0.1)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
 
 
 @pytest.mark.real_permissions

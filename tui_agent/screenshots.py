@@ -67,7 +67,8 @@ async def shoot(out: Path, work: Path) -> list[Path]:
             prompt.text = "Run the tests"  # type: ignore[attr-defined]
             await pilot.press("enter")
             await _wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-            await pilot.pause(0.4)
+            await _wait_for(pilot, lambda: app.screen.armed)  # type: ignore[attr-defined]
+            await pilot.pause(0.1)
             written.append(Path(app.save_screenshot("approval.svg", str(out))))
             await pilot.press("n")
             await _wait_for(pilot, lambda: len(server.requests) >= 4 and not session.busy)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the core is imported after the first frame (see TuiAgentApp
     from ..core.session import Session
     from .connected import Connection
     from .event_handlers import Handler
+    from .status import StatusPart
     from .tools_panel import ToolsPanel
 
 
@@ -177,6 +178,7 @@ class TuiAgentApp(App[None]):
         self._prompt.find_files = self._find_files
         self.first_frame_drawn = False
         self._tools: ToolsPanel | None = None  # mounted when first shown
+        self._status_width = 0  # the prompt's width the status was last fitted to
         self._chunks: dict[type, bool] = {}  # text chunk classes, known once connected
         self._handlers: dict[type, Handler] = {}
         self._unheard: list[Note] = []  # notes said before the app listened (shown on load)
@@ -276,6 +278,7 @@ class TuiAgentApp(App[None]):
 
     async def on_mount(self) -> None:
         self.sub_title = self.folder_label
+        self.screen.screen_layout_refresh_signal.subscribe(self, self._layout_refreshed)
         self._prompt.focus()
         session = self._session  # None when deferred: made after the first frame
         if session is not None and session.conversation:  # resumed: its newest messages
@@ -350,29 +353,60 @@ class TuiAgentApp(App[None]):
         except ValueError:
             return str(folder)
 
-    @property
-    def status(self) -> str:
-        """Provider / model, the context window's use, tokens, permissions, working: under
-        the prompt (the folder is in the header)."""
-        session = self._session
-        if session is None:
-            return "starting…"
+    def status_parts(self) -> list[StatusPart]:
+        """Provider / model, the context window's use, tokens, the permission mode, working:
+        the status under the prompt (the folder is in the header), each part with its
+        shorter forms and what they are worth (``status.fit_status``): the token count
+        goes first, then the provider, the window's size, the model, "mode: ", the
+        context share; the mode and "working…" always stay."""
+        from .status import StatusPart  # with the session: after the first frame
+
+        session = self.session
         try:
             model = session.provider.model
         except Exception as exc:
             model = f"? ({exc})"
-        mode = session.mode
-        busy = " · working…" if session.busy else ""
+        parts = [StatusPart((f"{session.provider_name} / {model}", model, ""), (20, 40))]
         use = session.budget.use(load=False)  # not the unread part of a resumed journal
-        context = f"{use.label()} · " if use is not None else ""
-        return (
-            f"{session.provider_name} / {model} · {context}"
-            f"{session.agent.tokens.total_tokens} tokens · mode: {mode}{busy}"
-        )
+        if use is not None:
+            parts.append(StatusPart((use.label(), f"ctx {use.share:.0%}", ""), (30, 60)))
+        parts.append(StatusPart((f"{session.agent.tokens.total_tokens} tokens", ""), (10,)))
+        parts.append(StatusPart((f"mode: {session.mode}", session.mode), (50,)))
+        if session.busy:
+            parts.append(StatusPart(("working…",)))
+        return parts
+
+    @property
+    def status(self) -> str:
+        """The whole status, shortened for no width ("starting…" before the session)."""
+        if self._session is None:
+            return "starting…"
+        from .status import SEPARATOR
+
+        return SEPARATOR.join(text for part in self.status_parts() if (text := part.texts[0]))
+
+    STATUS_MARGIN = 6  # the border's corners, a line and a blank each side of its label
 
     def update_status(self) -> None:
-        if self._prompt.is_attached:  # not while the app is shutting down
-            self._prompt.border_subtitle = self.status
+        """The status on the prompt's bottom border, shortened to its width (and again
+        whenever that width changes: ``_layout_refreshed``)."""
+        prompt = self._prompt
+        if not prompt.is_attached:  # not while the app is shutting down
+            return
+        self._status_width = prompt.outer_size.width
+        width = self._status_width - self.STATUS_MARGIN
+        if self._session is None or width <= 0:  # not laid out yet: fitted once it is
+            prompt.border_subtitle = self.status
+            return
+        from .status import fit_status
+
+        prompt.border_subtitle = fit_status(self.status_parts(), width)
+
+    def _layout_refreshed(self, screen: Screen[Any]) -> None:
+        """The main screen was laid out again: a resize, the tools panel opened or closed.
+        The status is fitted again when the prompt's width changed."""
+        if self._prompt.outer_size.width != self._status_width:
+            self.update_status()
 
     # -- trust --------------------------------------------------------------------------------
 

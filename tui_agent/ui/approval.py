@@ -13,13 +13,22 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
+from textual.widgets.button import ButtonVariant
 
 from .connected import ApprovalRequest, Decision
 
 GUARD_SECONDS = 0.3
+
+
+def key_label(key: str, text: str) -> Content:
+    """A button's label with its key first, drawn as a key cap (``y Allow once``), as the
+    footer puts keys before what they do. Content, not markup: ``"Allow once [y]"`` as
+    markup is a style tag and the key vanished from the button."""
+    return Content.assemble((key, "reverse"), " ", text)
 
 
 async def ask_approval(app: App[Any], request: ApprovalRequest) -> Decision:
@@ -35,7 +44,7 @@ async def ask_approval(app: App[Any], request: ApprovalRequest) -> Decision:
     try:
         return await future
     except asyncio.CancelledError:
-        if isinstance(app.screen, ApprovalScreen):
+        if app.screen_stack and isinstance(app.screen, ApprovalScreen):  # not at exit
             app.screen.dismiss(Decision("deny"))
         raise
 
@@ -63,6 +72,15 @@ def preview(request: ApprovalRequest) -> RenderableType:
     return Syntax(json.dumps(args, indent=2, ensure_ascii=False), "json", word_wrap=True)
 
 
+BUTTONS: list[tuple[str, str, str, ButtonVariant]] = [  # key, label, id, variant
+    ("y", "Allow once", "once", "success"),
+    ("s", "For session", "session", "primary"),
+    ("a", "Always", "always", "default"),
+    ("n", "Deny", "deny", "error"),
+    ("f", "Feedback", "feedback-button", "warning"),
+]
+
+
 class ApprovalScreen(ModalScreen[Decision]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "choose('once')", "Allow once", id="approve.once"),
@@ -84,6 +102,7 @@ class ApprovalScreen(ModalScreen[Decision]):
     ApprovalScreen .meta { color: $text-muted; }
     ApprovalScreen Horizontal { height: auto; }
     ApprovalScreen Button { margin: 0 1 0 0; min-width: 10; }
+    ApprovalScreen Button:disabled { tint: $background 60%; }
     ApprovalScreen #feedback { display: none; }
     ApprovalScreen #feedback.visible { display: block; }
     """
@@ -92,6 +111,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         super().__init__()
         self.request = request
         self.opened = float("inf")  # armed once the dialog is actually on screen
+        self.armed = False  # the guard is over and the buttons are enabled
 
     def compose(self) -> ComposeResult:
         r = self.request
@@ -107,12 +127,10 @@ class ApprovalScreen(ModalScreen[Decision]):
                 classes="meta",
             )
             yield Input(placeholder="Tell the model why (Enter sends, Esc cancels)", id="feedback")
-            with Horizontal():
-                yield Button("Allow once [y]", id="once", variant="success")
-                yield Button("For session [s]", id="session", variant="primary")
-                yield Button("Always [a]", id="always")
-                yield Button("Deny [n]", id="deny", variant="error")
-                yield Button("Feedback [f]", id="feedback-button", variant="warning")
+            with Horizontal(id="approval-buttons"):
+                # disabled (dimmed) until armed: keys and clicks in the guard do nothing
+                for key, text, button_id, variant in BUTTONS:
+                    yield Button(key_label(key, text), id=button_id, variant=variant, disabled=True)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._arm)
@@ -123,7 +141,15 @@ class ApprovalScreen(ModalScreen[Decision]):
         return Message().time
 
     def _arm(self) -> None:
+        """The dialog is drawn: keys pressed from ``GUARD_SECONDS`` on answer it, and the
+        buttons light up then, so the guard is seen, not only felt as swallowed keys."""
         self.opened = self._now()
+        self.set_timer(GUARD_SECONDS, self._enable_buttons)
+
+    def _enable_buttons(self) -> None:
+        for button in self.query("#approval-buttons Button").results(Button):
+            button.disabled = False
+        self.armed = True
 
     def _too_soon(self) -> bool:
         return self._now() - self.opened < GUARD_SECONDS
@@ -201,8 +227,8 @@ class TrustScreen(ModalScreen[bool]):
                 markup=False,  # file names with [brackets] show as they are
             )
             with Horizontal():
-                yield Button("Trust [y]", id="yes", variant="warning")
-                yield Button("Don't trust [n]", id="no", variant="primary")
+                yield Button(key_label("y", "Trust"), id="yes", variant="warning")
+                yield Button(key_label("n", "Don't trust"), id="no", variant="primary")
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)

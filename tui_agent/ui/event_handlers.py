@@ -25,6 +25,7 @@ Handler = Callable[["TuiAgentApp", "ChatView", Any], Awaitable[None]]
 
 async def turn_started(app: TuiAgentApp, chat: ChatView, event: ev.TurnStarted) -> None:
     app.refresh_bindings()  # Cancel comes into the footer
+    app.update_status()  # "working…" from the start, not from the first usage report
 
 
 async def call_started(app: TuiAgentApp, chat: ChatView, event: ev.ToolCallStarted) -> None:
