@@ -71,10 +71,11 @@ _OFF = "checkpoints (/undo, /redo, /rewind) are off"
 MISSING_GIT = f"git is not installed (not found on PATH); {_OFF}"
 
 # bump when the shadow's setup changes, so existing stores are set up again
-_LAYOUT = "1"
+_LAYOUT = "2"
 _CONFIG = (
     ("core.bare", "false"),
     ("gc.auto", "0"),
+    ("core.compression", "1"),  # zlib's fastest: a first snapshot ~25% faster, a bit bigger
     ("maintenance.auto", "false"),
     ("core.autocrlf", "false"),
     ("core.fsmonitor", "false"),
