@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import config as config_module
-from . import plugins
+from . import plugins, prompt_commands
 from .commands import Commands
 from .config import Config
 from .output import Output
@@ -126,6 +126,8 @@ class Extensions:
         self.commands.clear()
         for registration in plugins.merged_registrations(config):
             yield from plugins.run_setup(session, registration, report)
+        trusted = self.workspace.project if self.workspace.trusted else None
+        prompt_commands.load(session, report, trusted)  # after the setups: theirs keep names
         plugins.load_tool_files(session, folders, report)
         self._modules = report.modules
         self.loaded = True

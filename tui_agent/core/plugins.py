@@ -101,9 +101,19 @@ def project_root(directory: Path, worktree: Path) -> Path:
     for candidate in candidates:
         if candidate == home:
             continue
-        if (candidate / ".tui-agent").is_dir() or (candidate / ".agents" / "plugins").is_dir():
+        if any((candidate / marker).is_dir() for marker in PROJECT_MARKERS):
             return candidate
     return directory
+
+
+# what makes a folder a project: its own code (Markdown command folders included)
+PROJECT_MARKERS = (
+    ".tui-agent",
+    ".agents/plugins",
+    ".claude/commands",
+    ".opencode/command",
+    ".opencode/commands",
+)
 
 
 def project_folders(project: Path) -> list[Folder]:
@@ -149,6 +159,9 @@ def project_code(project: Path) -> list[Path]:
     found: list[Path] = []
     for folder in project_folders(project):
         found.extend(python_files(folder.path))
+    from .prompt_commands import project_files  # it imports this module
+
+    found.extend(project_files(project))
     config_file = config_module.project_config_file(project)
     if config_file.is_file():
         found.append(config_file)

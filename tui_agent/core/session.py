@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -403,6 +404,17 @@ class Session:
     @property
     def busy(self) -> bool:
         return self._turn is not None and not self._turn.done()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Make the current task the session's work for the ``with`` block: ``busy`` is
+        true and ``cancel()`` cancels it. A Markdown command runs its ``!`` commands and
+        its turn so, and Esc stops either."""
+        self._turn = asyncio.current_task()
+        try:
+            yield
+        finally:
+            self._turn = None
 
     def clear(self) -> None:
         """Forget the conversation; later messages go to a new journal."""

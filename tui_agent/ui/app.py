@@ -181,6 +181,8 @@ class TuiAgentApp(App[None]):
         self._status_width = 0  # the prompt's width the status was last fitted to
         self._chunks: dict[type, bool] = {}  # text chunk classes, known once connected
         self._handlers: dict[type, Handler] = {}
+        self._turn_started: type | None = None  # the core's TurnStarted, once connected
+        self._announced = False  # run_turn showed the prompt of the turn about to start
         self._unheard: list[Note] = []  # notes said before the app listened (shown on load)
         self._session: Session | None = None
         self._connection: Connection | None = None
@@ -248,7 +250,7 @@ class TuiAgentApp(App[None]):
         """The app becomes the session's approver and hears its events and output. The one
         moment the UI imports the core: ``connected`` (the one UI module that imports it)
         and the event handlers (which take their core names from it) are imported here."""
-        from .connected import CHUNKS, Connection
+        from .connected import CHUNKS, Connection, events
         from .event_handlers import HANDLERS
 
         self._session = session
@@ -258,6 +260,7 @@ class TuiAgentApp(App[None]):
         session.chooser = self.choose
         self._chunks = CHUNKS  # chunk type -> thinking (batched: _on_core_event)
         self._handlers = HANDLERS  # every other event type -> what the app does with it
+        self._turn_started = events.TurnStarted
         self._unsubscribe.append(session.events.listen(self._on_core_event))
         self._unheard = list(session.output.history)  # the rest comes with the events
         self._prompt.keep_history(self._connection.history)
@@ -503,11 +506,22 @@ class TuiAgentApp(App[None]):
     @work(group="commands", exit_on_error=False)
     async def run_command(self, line: str) -> None:
         self.post_message(UserLine(line))
+        # a command still running after a moment (a Markdown command's !`…`) shows
+        # "working…" and Esc, as a turn does
+        shown = self.set_timer(0.2, self._show_working)
         try:
             await self.session.run_command_line(line)
+        except asyncio.CancelledError:  # Esc (a Markdown command's commands or turn)
+            self.say("Cancelled.", "error")
+            raise
         finally:
+            shown.stop()
             self.update_status()
             self.refresh_bindings()  # a command may have run a turn: Cancel goes
+
+    def _show_working(self) -> None:
+        self.update_status()
+        self.refresh_bindings()
 
     @work(group="agent", exclusive=True, exit_on_error=False)
     async def run_turn(self, prompt: str) -> None:
@@ -522,6 +536,7 @@ class TuiAgentApp(App[None]):
         chips = tuple(attachment.label for attachment in expanded.attachments)
         self.post_message(UserLine(prompt, chips))
         self.update_status()
+        self._announced = True
         try:
             await self.session.turn(expanded)
         except asyncio.CancelledError:
@@ -530,6 +545,7 @@ class TuiAgentApp(App[None]):
         except Exception as exc:
             self.say(f"error: {exc}", "error")
         finally:
+            self._announced = False
             self.update_status()
             self.refresh_bindings()  # Cancel leaves the footer
 
@@ -564,7 +580,17 @@ class TuiAgentApp(App[None]):
             batch.parts.append(event.text)
             return
         self._batch = None
+        if type(event) is self._turn_started:
+            if self._announced:
+                self._announced = False
+            else:
+                self._show_sent(event.prompt)
         self.post_message(AgentEvent(event))
+
+    def _show_sent(self, content: str) -> None:
+        """A turn the app did not start from the prompt (a Markdown command's, a plugin's)
+        shows what was sent as a typed prompt shows: the text, a chip per attachment."""
+        self.post_message(UserLine(*self.connection.sent(content)))
 
     async def on_text_batch(self, message: TextBatch) -> None:
         if self._batch is message:

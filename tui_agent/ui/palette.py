@@ -11,6 +11,12 @@ if TYPE_CHECKING:
     from .app import TuiAgentApp
 
 
+def _help(description: str) -> str | None:
+    """The palette reads help as markup: a description's ``[FILE]`` is text, not a tag
+    (``textual.markup.escape`` leaves upper-case ``[FILE]`` as it is, so every ``[``)."""
+    return description.replace("[", "\\[") if description else None
+
+
 class SlashCommands(Provider):
     """Reads the registry at every search, so it follows ``/reload`` and new plugins. A
     palette opened before the app has made its session waits for it (``wait_for_session``)."""
@@ -25,7 +31,7 @@ class SlashCommands(Provider):
     async def discover(self) -> Hits:
         session = await self.agent_app.wait_for_session()
         for name, description in session.commands:
-            yield DiscoveryHit(name, partial(self._run, name), help=description or None)
+            yield DiscoveryHit(name, partial(self._run, name), help=_help(description))
 
     async def search(self, query: str) -> Hits:
         commands = (await self.agent_app.wait_for_session()).commands
@@ -44,7 +50,7 @@ class SlashCommands(Provider):
                     self.matcher(query).highlight(line),
                     partial(self._run, line),
                     text=line,
-                    help=command.description or None,
+                    help=_help(command.description),
                 )
             if " " in text:
                 return
@@ -57,5 +63,5 @@ class SlashCommands(Provider):
                     matcher.highlight(name),
                     partial(self._run, name),
                     text=name,
-                    help=description or None,
+                    help=_help(description),
                 )
