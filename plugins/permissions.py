@@ -7,7 +7,9 @@ name, so aliases, tool-to-tool calls, overrides and ``/reload`` cannot get aroun
 The session's permission mode (``session.mode``) changes what ``ask`` does, never what
 ``deny`` does: allow-all allows every ask; auto-edit allows write and edit inside the
 worktree (not its protected folders); plan offers only read-only tools and refuses the
-others if the model calls them anyway.
+others if the model calls them anyway. A call an earlier hook approved
+(``current_call().approvals``: a ``PreToolUse`` command hook's "allow") is not asked about;
+deny rules and plan mode still hold for it.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ def permissions(session: tui_agent.Session) -> None:
             )
         asking = [v for v in verdicts if v.action == "ask"]
         if not asking or session.mode == "allow-all":
+            return
+        if call is not None and call.approvals:  # a PreToolUse command hook allowed it
             return
         if (
             session.mode == "auto-edit"

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         ToolMessage,
         UserMessage,
     )
+    from .core.moments import PromptBlocked
     from .core.output import Note, Output
     from .core.plugins import LoadProblem
     from .core.result import Result
@@ -55,6 +56,7 @@ _HOMES = {
     "setup": ".core.config",
     "ToolContext": ".core.context",
     "PermissionDenied": ".core.errors",
+    "PromptBlocked": ".core.moments",
     "Attachment": ".core.mentions",
     "Expanded": ".core.mentions",
     "MentionError": ".core.mentions",
@@ -113,6 +115,7 @@ __all__ = [
     "Note",
     "Output",
     "PermissionDenied",
+    "PromptBlocked",
     "Result",
     "Session",
     "ShellRun",

@@ -201,7 +201,23 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         'a table of tables ([models."name"])',
     ),
     "checkpoints": (lambda v: isinstance(v, bool), "true or false"),
+    "hooks": (lambda v: not _hooks_problems(v), "a table of hook events"),
 }
+
+
+def _hooks_problems(value: Any) -> list[str]:
+    from .command_hooks import parse  # it reads config files: imported when needed
+
+    return parse(value)[1]
+
+
+def _problem(key: str, value: Any, what: str) -> str:
+    """What is wrong with ``key``'s value; for ``hooks``, the place of the first mistake
+    (``hooks.PreToolUse[0].timeout must be …``). Secrets are never quoted."""
+    if key == "hooks":
+        return _hooks_problems(value)[0]
+    shown = "" if key in SECRET_KEYS else f", not {reprlib.repr(value)}"
+    return f"{key} must be {what}{shown}"
 
 
 def check_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -214,8 +230,7 @@ def check_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[st
         if rule is None or rule[0](value):
             kept[key] = value
             continue
-        shown = "" if key in SECRET_KEYS else f", not {reprlib.repr(value)}"
-        problems.append(f"{key} must be {rule[1]}{shown}")
+        problems.append(_problem(key, value, rule[1]))
     return kept, problems
 
 

@@ -16,10 +16,11 @@ import logging
 from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from . import command_hooks, plugins, prompt_commands
 from . import config as config_module
-from . import plugins, prompt_commands
 from .commands import Commands
 from .config import Config
+from .moments import Moments
 from .output import Output
 from .plugins import LoadProblem, LoadReport
 from .providers import BUILTIN, Provider, ProviderError
@@ -66,6 +67,7 @@ class Extensions:
         self._filters: list[Callable[[str], bool]] = []
         self._turn_hooks: list[Hook] = []
         self._close_hooks: list[Hook] = []
+        self.moments = Moments(output)  # on_prompt, on_stop, on_start: this load's
         self._kept: dict[str, object] = {}
         self._provider: Provider | None = None
         self._pending: asyncio.Task[None] | None = None
@@ -90,6 +92,7 @@ class Extensions:
             yield previous  # one load at a time, in the order asked for
         hooks, self._close_hooks = self._close_hooks[::-1], []
         self._turn_hooks, self._filters = [], []
+        self.moments.clear()
         for fn in hooks:
             try:
                 value = fn()
@@ -124,6 +127,7 @@ class Extensions:
         self.toolbox.clear()
         self.toolbox.stats.clear()
         self.commands.clear()
+        command_hooks.register(session, report)  # before the setups: ahead of permissions
         for registration in plugins.merged_registrations(config):
             yield from plugins.run_setup(session, registration, report)
         trusted = self.workspace.project if self.workspace.trusted else None

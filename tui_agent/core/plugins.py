@@ -162,6 +162,9 @@ def project_code(project: Path) -> list[Path]:
     from .prompt_commands import project_files  # it imports this module
 
     found.extend(project_files(project))
+    from .command_hooks import project_files as hook_files  # it imports this module
+
+    found.extend(hook_files(project))
     config_file = config_module.project_config_file(project)
     if config_file.is_file():
         found.append(config_file)

@@ -207,6 +207,8 @@ class Session:
         """What the model is told first: the workspace's prompt, and in plan mode that it
         is planning."""
         prompt = self.workspace.system_prompt()
+        if self.extensions.moments.start_context:  # what on_start functions said
+            prompt += "\n\n" + self.extensions.moments.start_context
         return prompt + PLAN_PROMPT if self._mode == "plan" else prompt
 
     # -- the model ------------------------------------------------------------------------
@@ -305,9 +307,12 @@ class Session:
         self._turn = asyncio.current_task()
         try:
             await self.ready()
+            moments = self.extensions.moments
+            await moments.started()  # the conversation's first turn: on_start functions
+            content = await moments.submitted(expanded.prompt, expanded.content)
             self.checkpoints.start(expanded.prompt)
             try:
-                return await self.agent.turn(expanded.content)
+                return await moments.until_stopped(self.agent.turn, content, self.events)
             finally:
                 await self._end_checkpoint()
         finally:
@@ -373,6 +378,29 @@ class Session:
         after it finished). What must outlive a reload belongs in ``kept``."""
         return self.extensions.on_close(fn)
 
+    def on_prompt(self, fn: Callable[[str], Any]) -> Callable[[str], Any]:
+        """Call ``fn(prompt)`` (sync or ``async``; the prompt as typed) before a prompt is
+        recorded: a text it returns is added to what the model gets (in a ``<hook-context>``
+        block after the prompt); raising (``tui_agent.PromptBlocked``) stops the prompt,
+        nothing is recorded or sent, and ``turn`` raises it. Belongs to one load."""
+        self.extensions.moments.prompt.append(fn)
+        return fn
+
+    def on_stop(self, fn: Callable[[str, int], Any]) -> Callable[[str, int], Any]:
+        """Call ``fn(reply, continued)`` when the model has finished a turn (not after an
+        error, a cancel or ``max_steps``; ``continued``: how often this prompt's turn was
+        kept going already). A text it returns keeps the turn going with it as the next
+        user message, at most ``MAX_STOP_CONTINUATIONS`` (3) times. Belongs to one load."""
+        self.extensions.moments.stop.append(fn)
+        return fn
+
+    def on_start(self, fn: Callable[[str], Any]) -> Callable[[str], Any]:
+        """Call ``fn(source)`` before the first turn of a conversation (``source``:
+        "startup", "resume" after ``resume()``, "clear" after ``clear()``): a text it
+        returns is part of the system prompt for that conversation. Belongs to one load."""
+        self.extensions.moments.start.append(fn)
+        return fn
+
     def hide_tools(self, hidden: Callable[[str], bool]) -> Callable[[str], bool]:
         """Keep the tools for which ``hidden(name)`` is true from the model: they are not
         offered, and unknown-tool errors do not name them (the ``permissions`` plugin hides
@@ -423,6 +451,7 @@ class Session:
         self.transcript.new_journal(self.id)
         self.budget.forget()
         self.checkpoints.reset()
+        self.extensions.moments.restart("clear")
         self.events.emit(ConversationReset("clear"))
 
     def sessions(self) -> list[journal_module.SessionInfo]:
@@ -452,6 +481,7 @@ class Session:
         self.transcript.resume(path)
         load_from(path, self.checkpoints)
         self.budget.forget()
+        self.extensions.moments.restart("resume")
         self.events.emit(ConversationReset("resume"))
         return True
 

@@ -164,6 +164,12 @@ class Tool:
     _with_context: bool = field(default=False, repr=False)
     _async: bool = field(default=False, repr=False)
 
+    def problem(self, args: Any) -> str | None:
+        """Why ``args`` do not fit the schema (as a call would be told), or None: for
+        hooks that change a call's arguments (a ``PreToolUse`` hook's ``updatedInput``)."""
+        validator = self._validator or compile_validator(self.name, self.schema)
+        return validator.error(args)
+
     def definition(self) -> dict[str, Any]:
         return {
             "type": "function",
@@ -202,11 +208,16 @@ class ToolboxEvent:
 
 @dataclass(frozen=True)
 class CallInfo:
-    """The call in progress, for hooks that need more than ``tool_name`` (the alias used)."""
+    """The call in progress, for hooks that need more than ``tool_name`` (the alias used).
+
+    ``approvals``: who allowed this call in an earlier before hook (a ``PreToolUse``
+    command hook's "allow", or the user it asked), so the permission hook does not ask
+    again; its deny rules and plan mode still hold."""
 
     name: str
     called_as: str
     context: ToolContext | None
+    approvals: list[str] = field(default_factory=list, compare=False)
 
 
 _CURRENT: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar(

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import events as ev
-from . import mentions, user_shell
+from . import mentions, moments, user_shell
 from .checkpoints import CheckpointError, CheckpointStore
 from .messages import Message, UserMessage, adopt, openai_dict
 from .output import Output
@@ -489,11 +489,14 @@ def _union(checkpoint: Checkpoint, skipped: Sequence[str]) -> tuple[str, ...]:
 
 
 def _typed(message: Message) -> str | None:
-    """The prompt a user message of a turn was typed as (its ``@path`` attachments taken
-    off), or None for any other message (a ``!command``'s output is not a turn)."""
+    """The prompt a user message of a turn was typed as (its ``@path`` attachments and
+    hooks' context taken off), or None for any other message (a ``!command``'s output and a
+    stop hook's feedback are not turns)."""
     if not isinstance(message, UserMessage) or user_shell.parse(message.text) is not None:
         return None
-    return mentions.split(message.text).prompt
+    if moments.is_feedback(message.text):  # a stop hook kept the turn going: not a prompt
+        return None
+    return moments.without_context(mentions.split(message.text).prompt)
 
 
 def _last_prompt(messages: Sequence[Message], prompt: str) -> int | None:
