@@ -156,13 +156,23 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int
             file=sys.stderr,
         )
 
+    cancelling: list[str] = []  # "asked" once Ctrl+C cancelled the turn, "said" once told
+
+    def say_cancelled() -> None:
+        if "said" not in cancelling:
+            cancelling.append("said")
+            printer._err("tui-agent: cancelled")
+
     def interrupt() -> None:
         """Ctrl+C cancels the turn. Pressed again once nothing is left to cancel, it quits
-        at once: a cancelled sync tool keeps running in its thread, and Python would wait."""
+        at once: a cancelled sync tool keeps running in its thread, and Python would wait.
+        A turn cancelled but not yet said so (taking its last checkpoint, or just ended) is
+        said cancelled first."""
         if session.cancel():
+            cancelling.append("asked")
             return
-        if session.busy:  # cancelled already, taking its last checkpoint: say it, then quit
-            printer._err("tui-agent: cancelled")
+        if "asked" in cancelling:
+            say_cancelled()
         session.transcript.journal.close()
         sys.stdout.flush()
         print("tui-agent: interrupted", file=sys.stderr, flush=True)
@@ -178,7 +188,7 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int
         try:
             await task
         except asyncio.CancelledError:
-            printer._err("tui-agent: cancelled")
+            say_cancelled()
             return 1
         except MentionError as exc:  # a bad @path: nothing was sent
             printer._err(f"tui-agent: {exc}")
