@@ -11,7 +11,8 @@ testing kit's fake OpenAI server on 127.0.0.1. Progress goes to stderr.
 This file is the entry point: arguments, the figures in order, goals, the table and
 ``--json``. Each figure is measured in a module of its own next to it (startup.py for
 startup and idle_rss, stream_render.py, input_latency.py, dispatch.py, load.py,
-resume.py, soak.py, checkpoint.py); common.py holds the sandbox, tmux and statistics helpers.
+resume.py, soak.py, checkpoint.py, search.py); common.py holds the sandbox, tmux and
+statistics helpers.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from dispatch import bench_dispatch  # noqa: E402
 from input_latency import bench_input_latency  # noqa: E402
 from load import bench_load  # noqa: E402
 from resume import bench_resume  # noqa: E402
+from search import bench_search  # noqa: E402
 from soak import bench_soak  # noqa: E402
 from startup import bench_startup  # noqa: E402
 from stream_render import bench_stream  # noqa: E402
@@ -52,6 +54,7 @@ KEYS = [
     "resume",
     "soak",
     "checkpoint",
+    "search",
 ]
 FIELDS = {
     "startup": ["ours_ms", "bare_textual_ms", "ratio"],
@@ -78,6 +81,7 @@ FIELDS = {
     "resume": ["messages", "ms_to_interactive", "rss_mb"],
     "soak": ["turns", "failed", "rejected", "rss_growth", "turn_ms_ratio", "compactions"],
     "checkpoint": ["files", "first_ms", "incremental_ms", "baseline_ms"],
+    "search": ["files", "ours_ms", "baseline_ms", "ratio"],
 }
 # (key, description, test) — from the issue; None when a figure is missing
 GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
@@ -105,6 +109,7 @@ GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
     ("soak", "turn_ms_ratio ≤ 1.3", lambda r: _le(r.get("turn_ms_ratio"), 1.3)),
     ("checkpoint", "first_ms ≤ 3000", lambda r: _le(r.get("first_ms"), 3000)),
     ("checkpoint", "incremental_ms ≤ 300", lambda r: _le(r.get("incremental_ms"), 300)),
+    ("search", "ratio ≤ 2", lambda r: _le(r.get("ratio"), 2)),
 ]
 
 
@@ -192,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         step(["stream_render"], lambda: bench_stream(sandbox))
         step(["load"], lambda: bench_load(sandbox, args.runs))
         step(["checkpoint"], lambda: bench_checkpoint(sandbox))
+        step(["search"], lambda: bench_search(sandbox))
         step(["startup", "idle_rss"], lambda: bench_startup(sandbox, tmux, args.runs), True)
         step(["input_latency"], lambda: bench_input_latency(sandbox, tmux))
         step(["resume"], lambda: bench_resume(sandbox, tmux, 5))

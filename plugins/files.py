@@ -1,25 +1,23 @@
 """Built-in file tools: read, write, edit, glob, grep, list.
 
-Paths are resolved against the session's folder. glob, grep and list respect .gitignore
-(through ``git ls-files`` inside a repository) and stop at 100 results, saying so.
+Paths are resolved against the session's folder. glob, grep and list search through
+``tui_agent.search`` (ripgrep, git or Python, the same results from each: ignore files
+honoured inside and outside git, bulky folders skipped) and stop at 100 results, saying so.
 """
 
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import os
-import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import tui_agent
+from tui_agent import search
 
 READ_LIMIT = 2000
 LINE_CUT = 2000
 RESULTS = 100
-SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".ruff_cache"}
 
 
 def is_binary(path: Path) -> bool:
@@ -41,34 +39,14 @@ def files(session: tui_agent.Session) -> None:
         except ValueError:
             return str(path)
 
-    def leaves(file: Path, root: Path) -> bool:
-        """A symlink found under ``root`` that leads out of it and out of the worktree: its
-        content was never approved (reading the link's target itself asks), so grep skips
-        it (ripgrep does not follow links by default either)."""
-        if not file.is_symlink():
-            return False
-        target = file.resolve()
-        return not any(target.is_relative_to(p.resolve()) for p in (root, session.worktree))
-
     def listing(root: Path) -> list[Path]:
-        """Files under ``root`` that git would not ignore (every file outside a repository)."""
-        if (session.worktree / ".git").exists():
-            try:
-                done = subprocess.run(
-                    ["git", "-C", str(root), "ls-files", "-z", "-co", "--exclude-standard"],
-                    capture_output=True,
-                    timeout=30,
-                    check=True,
-                )
-                found = [root / p for p in done.stdout.decode(errors="replace").split("\0") if p]
-                return sorted(p for p in found if p.is_file())
-            except (OSError, subprocess.SubprocessError):
-                pass
-        result: list[Path] = []
-        for folder, dirs, names in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-            result.extend(Path(folder) / n for n in sorted(names))
-        return result
+        """Files under ``root`` by the search rules (ignore files, skipped folders; no
+        symlinks), in order."""
+        return [root / p for p in search.files(root).paths]
+
+    def under(root: Path, relative: str) -> str:
+        """A path the search found under ``root``, as the tools show paths."""
+        return shown(root / relative) if relative else shown(root)
 
     def suggestions(path: Path) -> list[str]:
         candidates: list[str] = []
@@ -223,56 +201,51 @@ def files(session: tui_agent.Session) -> None:
         root = resolve(args.get("path"))
         if not root.is_dir():
             return {"error": f"not a folder: {shown(root)}"}
-        pattern = args["pattern"]
-        found = []
-        for file in listing(root):
-            relative = file.relative_to(root).as_posix()
-            if _glob_match(relative, pattern):
-                found.append(shown(file))
-        return capped(found, "files")
+        try:
+            found = search.glob(root, args["pattern"]).paths
+        except search.SearchError as exc:
+            return {"error": str(exc)}
+        result = capped(found, "files")
+        result["files"] = [under(root, p) for p in result["files"]]
+        return result
 
     @toolbox.add(
         "grep",
         read_only=True,
         description=(
-            "Search file contents with a regular expression, respecting .gitignore. "
-            "Returns `path:line: text` matches; `include` filters file names (e.g. `*.py`)."
+            "Search file contents with a regular expression, respecting .gitignore and "
+            ".ignore files. Returns `path:line: text` matches in path and line order; "
+            "`include` filters files by glob (`*.py`, `*.{ts,tsx}`, `src/**/*.py`)."
         ),
         params={
             "pattern": {"type": "string", "description": "Python regular expression"},
             "path": {"type": "string", "description": "Folder or file to search (default: .)"},
-            "include": {"type": "string", "description": "Only files whose name matches this glob"},
+            "include": {"type": "string", "description": "Only files matching this glob"},
+            "ignore_case": {"type": "boolean", "default": False, "description": "Any case"},
         },
         required=["pattern"],
     )
     def grep(args: dict[str, Any]) -> dict[str, Any]:
-        try:
-            regex = re.compile(args["pattern"])
-        except re.error as exc:
-            return {"error": f"invalid regular expression: {exc}"}
         root = resolve(args.get("path"))
-        targets = [root] if root.is_file() else listing(root) if root.is_dir() else None
-        if targets is None:
+        if not root.exists():
             return {"error": f"not found: {shown(root)}"}
-        include = args.get("include")
-        matches: list[str] = []
-        for file in targets:
-            if include and not fnmatch.fnmatch(file.name, include):
-                continue
-            if file is not root and leaves(file, root):
-                continue
-            try:
-                if is_binary(file):
-                    continue
-                with file.open(encoding="utf-8", errors="replace") as handle:
-                    for number, line in enumerate(handle, 1):
-                        if regex.search(line):
-                            matches.append(f"{shown(file)}:{number}: {line.rstrip()[:500]}")
-                            if len(matches) > RESULTS * 10:
-                                break
-            except OSError:
-                continue
-        return capped(matches, "matches")
+        try:
+            found = search.grep(
+                root,
+                args["pattern"],
+                include=args.get("include") or None,
+                ignore_case=bool(args.get("ignore_case")),
+                limit=RESULTS,
+            )
+        except search.PatternError as exc:
+            return {"error": f"invalid regular expression: {exc}"}
+        except search.SearchError as exc:
+            return {"error": str(exc)}
+        matches = [f"{under(root, m.path)}:{m.number}: {m.text}" for m in found.lines]
+        result: dict[str, Any] = {"matches": matches, "count": found.count}
+        if found.count > len(matches):
+            result["note"] = f"showing {len(matches)} of {found.count} matches; narrow the search"
+        return result
 
     @toolbox.add(
         "list",
@@ -289,34 +262,13 @@ def files(session: tui_agent.Session) -> None:
             return {"error": f"not a folder: {shown(root)}"}
         depth = int(args.get("depth") or 2)
         entries: set[str] = set()
-        for file in listing(root):
-            parts = file.relative_to(root).parts
+        try:
+            paths = search.files(root).paths
+        except search.SearchError as exc:
+            return {"error": str(exc)}
+        for path in paths:
+            parts = path.split("/")
             for level in range(1, min(len(parts), depth) + 1):
                 entry = "/".join(parts[:level])
                 entries.add(entry + ("/" if level < len(parts) else ""))
-        return capped(sorted(entries), "entries")
-
-
-def _glob_match(relative: str, pattern: str) -> bool:
-    """Glob with ``**`` across folders; a pattern without ``/`` matches file names anywhere."""
-    if "/" not in pattern and not pattern.startswith("**"):
-        return fnmatch.fnmatch(relative.rsplit("/", 1)[-1], pattern)
-    regex = ""
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            regex += "(?:.*/)?"
-            i += 3
-        elif pattern.startswith("**", i):
-            regex += ".*"
-            i += 2
-        elif pattern[i] == "*":
-            regex += "[^/]*"
-            i += 1
-        elif pattern[i] == "?":
-            regex += "[^/]"
-            i += 1
-        else:
-            regex += re.escape(pattern[i])
-            i += 1
-    return re.fullmatch(regex, relative) is not None
+        return capped(sorted(entries, key=lambda e: e.split("/")), "entries")
