@@ -138,6 +138,9 @@ PATTERNS = [
     r"(\w)\1",
     r"(?P<q>['\"]).*?(?P=q)",
     r"(?x) needle \s lower",
+    r"\B",  # Python's \B alone never matches an empty line; Rust's and PCRE's do
+    r"$^",  # ripgrep reads this multi-line form as never matching
+    r"\Z\A",
 ]
 RUST_CANNOT = {r"^(?!def).*\(x", r"(?<=def )main", r"(\w)\1", r"(?P<q>['\"]).*?(?P=q)"}
 PCRE_CANNOT = {r"(?x) needle \s lower"}
@@ -217,6 +220,7 @@ def build_tree(base: Path, in_git: bool) -> tuple[Path, bool]:
         git(root, "add", "-f", "drop.log")  # tracked, yet ignored: left out, as rg does
         git(root, "commit", "-qm", "tree")
         write(root / "untracked.txt", "needle untracked\n")
+        write(root / "node_modules" / "late" / "x.js", "needle, untracked, not ignored\n")
         inner = root / "vendor" / "inner"  # a repository inside, not a submodule
         write(inner / "x.log", "needle: the outer *.log does not reach in here\n")
         write(inner / "y.txt", "needle y\n")
@@ -292,6 +296,7 @@ def test_listing_is_the_same_from_each_engine(shared: tuple[Path, bool]) -> None
     assert not any(p.startswith(".git/") for p in python)
     if in_git:
         assert "untracked.txt" in python and "excluded_by_info.txt" not in python
+        assert "node_modules/late/x.js" not in python
         assert {"vendor/inner/x.log"} <= set(python)
         assert "vendor/inner/y.txt" not in python
 
@@ -316,6 +321,18 @@ def test_glob_is_the_same_from_each_engine(shared: tuple[Path, bool], pattern: s
     for engine, paths in results.items():
         assert paths == results["python"], engine
     assert results["python"], pattern
+
+
+@pytest.mark.parametrize("pattern", ["**/", "src/", "*.{py,}", "{,file_00}*.py", "a**b", "[z-a]"])
+def test_odd_globs_are_the_same_from_each_engine(shared: tuple[Path, bool], pattern: str) -> None:
+    """Globs the engines are not handed (ours decides alone) and empty alternatives."""
+    root, in_git = shared
+    results = {e: glob(root, pattern, e).paths for e in engines(in_git)}  # type: ignore[arg-type]
+    for engine, paths in results.items():
+        assert paths == results["python"], engine
+    found = grep(root, "needle", include=pattern, engine="python")
+    for engine, result in run_everywhere(root, in_git, pattern="needle", include=pattern).items():
+        assert (result.lines, result.count) == (found.lines, found.count), engine
 
 
 def run_everywhere(root: Path, in_git: bool, **kwargs: Any) -> dict[str, Any]:
@@ -347,6 +364,37 @@ def test_grep_is_the_same_from_each_engine(shared: tuple[Path, bool], pattern: s
         expected |= {"git"} if in_git else set()
         expected |= set() if pattern in RUST_CANNOT else {"rg"} & set(engines(in_git))
     assert set(results) == expected
+
+
+PIECES = [
+    "a", "e", "x", r"\d", r"\w", r"\W", r"\s", r"\S", ".", "[a-z]", "[^a-z]", r"\b", r"\B",
+    "^", "$", "é", "ß", "日", r"\.", "(", ")", "|", "*", "+", "?", "*?", "{1,3}", "{,2}",
+    "[[:alpha:]]", " ", "needle", r"\\", "[]a]", r"\x41", r"\Z", r"\A", "(?:", "(?=x)",
+    "(?<!e)", r"(\w)\1", r"\D", "🎉",
+]  # fmt: skip
+
+
+def test_random_patterns_are_the_same_from_each_engine(shared: tuple[Path, bool]) -> None:
+    """Patterns put together from the pieces above (fixed seed): every engine that takes
+    one finds what Python finds (a search found the \\B, $^ and git end-of-file cases)."""
+    root, in_git = shared
+    rng = random.Random(1919)
+    tried = 0
+    while tried < 40:
+        pattern = "".join(rng.choice(PIECES) for _ in range(rng.randint(1, 5)))
+        ignore_case = rng.random() < 0.2
+        try:
+            reference = grep(root, pattern, engine="python", limit=10_000, ignore_case=ignore_case)
+        except PatternError:
+            continue
+        tried += 1
+        for engine, result in run_everywhere(
+            root, in_git, pattern=pattern, limit=10_000, ignore_case=ignore_case
+        ).items():
+            assert (result.lines, result.count) == (reference.lines, reference.count), (
+                engine,
+                pattern,
+            )
 
 
 @pytest.mark.parametrize(
@@ -460,17 +508,19 @@ def test_an_invalid_pattern_is_an_error_whatever_the_engine(tmp_path: Path) -> N
 def test_auto_picks_rg_then_git_then_python(
     shared: tuple[Path, bool], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """grep: ripgrep, git, Python; listing (glob, list): ripgrep, then the Python walk
+    (faster than git's listing once that is made to agree)."""
     root, in_git = shared
     require_rg()
     assert files(root).engine == "rg" and grep(root, "needle").engine == "rg"
+    assert glob(root, "*.py").engine == "rg"
     only_git = tmp_path / "bin_without_rg"
     only_git.mkdir()
     (only_git / "git").symlink_to(shutil.which("git") or "git")
     monkeypatch.setenv("PATH", str(only_git))
-    expected = "git" if in_git else "python"
-    assert files(root).engine == expected
-    assert glob(root, "*.py").engine == expected
-    assert grep(root, "needle").engine == expected
+    assert files(root).engine == "python"
+    assert glob(root, "*.py").engine == "python"
+    assert grep(root, "needle").engine == ("git" if in_git else "python")
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     assert grep(root, "needle").engine == "python"
 
@@ -574,3 +624,68 @@ async def test_the_tools_outside_git_honour_ignore_files(tmp_path: Path) -> None
     assert inside["files"] == ["node_modules/pkg/index.js"]
     listed = await run(session, "list", {"depth": 3})
     assert listed["entries"] == [".gitignore", ".ignore", "src/", "src/app.ts", "src/view.tsx"]
+
+
+# -- the ignore rules against git itself -----------------------------------------------------
+
+IGNORE_PATHS = [
+    "top.txt",
+    "a/top.txt",
+    "x.log",
+    "keep.log",
+    "a/keep.log",
+    "a/b.txt",
+    "a/x/b.txt",
+    "a/x/y/b.txt",
+    "a/c.txt",
+    "b/c.txt",
+    "deep/f.txt",
+    "a/deep/f.txt",
+    "docs/r.md",
+    "docs/sub/r.md",
+    "xyz",
+    "xz",
+    "a.c",
+    "c.c",
+    "#x",
+    "trailing.txt",
+    "foo/bar/baz.txt",
+    "build/o.txt",
+    "a/build/o.txt",
+    "build.txt",
+]
+IGNORE_RULES = [
+    "*.log\n!keep.log",
+    "build/",
+    "/top.txt",
+    "a/**/b.txt",
+    "**/deep",
+    "docs/*.md",
+    "x?z",
+    "[ab]*.c",
+    "[!ab]*.c",
+    "\\#x",
+    "trailing.txt   ",
+    "foo/**",
+    "*/c.txt",
+    "a/x/",
+    "*.txt\n!a/*.txt",
+    "a/\n!a/keep.log",
+    "**",
+    "# only a comment\n\n",
+]
+
+
+@pytest.mark.parametrize("rules", IGNORE_RULES)
+def test_gitignore_rules_read_as_git_reads_them(tmp_path: Path, rules: str) -> None:
+    """Our walk against ``git ls-files --others --exclude-standard`` on the same files."""
+    root = tmp_path / "repo"
+    for path in IGNORE_PATHS:
+        write(root / path, "x\n")
+    write(root / ".gitignore", rules + "\n")
+    git(root, "init", "-q")
+    listed = git(root, "ls-files", "-z", "--others", "--exclude-standard").split("\0")
+    expected = sorted((p for p in listed if p), key=lambda p: p.replace("/", "\0"))
+    assert files(root, "python").paths == expected
+    if shutil.which("rg"):
+        assert files(root, "rg").paths == expected

@@ -122,28 +122,41 @@ def glob_to_regex(glob: str) -> str:
 
 
 def glob_class(glob: str, start: int) -> tuple[int, str]:
-    """``[...]`` at ``start``: (index after it, regex); a ``[`` never closed is literal."""
+    """``[...]`` at ``start``: (index after it, regex); a ``[`` never closed is literal, a
+    range the wrong way round (``[z-a]``) holds nothing."""
     i = start + 1
     negated = i < len(glob) and glob[i] in "!^"
     if negated:
         i += 1
-    items: list[str] = []
+    chars: list[str] = []
+    ranges: list[tuple[str, str]] = []
     first = True
     while i < len(glob):
         char = glob[i]
         if char == "]" and not first:
-            body = "".join(items)
-            return i + 1, f"[^/{body}]" if negated else f"[{body}]"
+            body = "".join(re.escape(c) for c in chars)
+            body += "".join(f"{re.escape(a)}-{re.escape(b)}" for a, b in ranges if a <= b)
+            if negated:
+                return i + 1, f"[^/{body}]"
+            return i + 1, f"[{body}]" if body else "(?!)"
         first = False
         if char == "\\" and i + 1 < len(glob):
             i += 1
             char = glob[i]
-        if char == "-" and items and i + 1 < len(glob) and glob[i + 1] != "]":
-            items.append("-")
-        else:
-            items.append(re.escape(char))
+        if char == "-" and chars and i + 1 < len(glob) and glob[i + 1] != "]":
+            high = glob[i + 1]
+            if high == "\\" and i + 2 < len(glob):
+                i += 1
+                high = glob[i + 1]
+            ranges.append((chars.pop(), high))
+            i += 2
+            continue
+        chars.append(char)
         i += 1
     return start + 1, re.escape("[")
+
+
+Plan = tuple[RuleFile, str]  # a rule file and the judged folder's path relative to it
 
 
 @dataclass
@@ -222,29 +235,41 @@ def parent_levels(folder: Path) -> list[Level]:
         current = parent
 
 
-def decide(chain: list[Level], path: str, is_dir: bool, kinds: tuple[str, ...] = KINDS) -> bool:
-    """Whether ``path`` (absolute) is ignored by ``chain`` (its folder's level first, then
-    each folder above): ripgrep's precedence, ``.gitignore`` and ``info/exclude`` read only
-    up to the nearest folder holding ``.git``."""
-    found: dict[str, bool] = {}
-    exclude: bool | None = None
+def plan(chain: list[Level], folder: str, kinds: tuple[str, ...] = KINDS) -> list[Plan]:
+    """The rule files that judge the entries of ``folder`` (absolute), strongest first,
+    each with the folder's path relative to the rule file's own: by kind (``.rgignore``,
+    ``.ignore``, ``.gitignore``, then ``info/exclude``), deeper first within a kind,
+    ``.gitignore`` and ``info/exclude`` only up to the nearest folder holding ``.git``.
+    ``chain`` is the folder's level first, then each folder above."""
+    by_kind: dict[str, list[Plan]] = {kind: [] for kind in KINDS}
+    exclude: list[Plan] = []
     saw_git = False
     for level in chain:
-        relative = None
+        prefix = "" if folder == level.path else level.relative(folder) + "/"
         for kind, rules in level.kinds.items():
-            if kind in found or kind not in kinds or (kind == ".gitignore" and saw_git):
-                continue
-            relative = relative if relative is not None else level.relative(path)
-            verdict = rules.match(relative, is_dir)
-            if verdict is not None:
-                found[kind] = verdict
-        if exclude is None and not saw_git and level.exclude is not None and ".gitignore" in kinds:
-            exclude = level.exclude.match(level.relative(path), is_dir)
+            if kind in kinds and not (kind == ".gitignore" and saw_git):
+                by_kind[kind].append((rules, prefix))
+        if level.exclude is not None and not saw_git and ".gitignore" in kinds:
+            exclude.append((level.exclude, prefix))
         saw_git = saw_git or level.has_git
-    for kind in KINDS:
-        if kind in found:
-            return found[kind]
-    return bool(exclude)
+    return [*by_kind[".rgignore"], *by_kind[".ignore"], *by_kind[".gitignore"], *exclude[:1]]
+
+
+def ignored(rules: list[Plan], name: str, is_dir: bool) -> bool:
+    """Whether the entry ``name`` of a folder is ignored by the folder's ``plan``: the
+    first rule file with a verdict decides (ripgrep's precedence)."""
+    for rule_file, prefix in rules:
+        verdict = rule_file.match(prefix + name, is_dir)
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def decide(chain: list[Level], path: str, is_dir: bool, kinds: tuple[str, ...] = KINDS) -> bool:
+    """Whether ``path`` (absolute) is ignored by ``chain`` (the level of its folder first,
+    then each folder above)."""
+    folder, name = os.path.split(path)
+    return ignored(plan(chain, folder, kinds), name, is_dir)
 
 
 def walk(root: Path) -> list[str]:
@@ -262,18 +287,18 @@ def walk(root: Path) -> list[str]:
             continue
         level = level_of(folder, {e.name for e in entries})
         chain = [level, *above] if level.useful() else above
-        quiet = not any(lv.kinds or lv.exclude for lv in chain)
+        rules = plan(chain, folder)
         for entry in entries:
             name = entry.name
             if name == ".git":
                 continue
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if name in SKIP_DIRS or (not quiet and decide(chain, entry.path, True)):
+                    if name in SKIP_DIRS or (rules and ignored(rules, name, True)):
                         continue
                     stack.append((entry.path, prefix + name + "/", chain))
                 elif entry.is_file(follow_symlinks=False):
-                    if quiet or not decide(chain, entry.path, False):
+                    if not rules or not ignored(rules, name, False):
                         found.append(prefix + name)
             except OSError:
                 continue

@@ -7,10 +7,11 @@ POSIX class in Rust and PCRE but ``[``, ``:``, ``a``… in Python; ``\\Z`` means
 things) and in what a line is (``git grep -P`` sees ``\\A`` as the start of the file).
 Rather than hand a pattern over and hope, :func:`translate` reads the Python syntax and
 writes it out again with only constructs the target reads the same way: every
-punctuation literal as ``\\x{..}``, ``\\A``/``\\Z`` as ``^``/``$``, named groups as numbered
-ones, flags that change nothing on a single line (``s``, ``m``, ``u``) dropped. What a
-target cannot express raises :class:`Untranslatable`, and the search falls back to an
-engine that can (Python can express everything).
+punctuation literal as ``\\x{..}``, line anchors in the form each engine reads per line
+(``\\A``/``\\Z``/``^``/``$``), named groups as numbered ones, flags that change
+nothing on a single line (``s``, ``m``, ``u``) dropped. What a target cannot express
+raises :class:`Untranslatable`, and the search falls back to an engine that can (Python
+can express everything).
 
 Matching is by line (no line holds a ``\\n``), so only *whether* a line matches matters,
 never where or how greedily. Bytes that are not valid UTF-8 match nothing, not even ``.``
@@ -142,7 +143,10 @@ class _Writer:
         elif char == ".":
             self.i += 1
             self.out.append(f"[^\\n{SURROGATES}]" if self.target == "python" else ".")
-        elif char in "^$|":
+        elif char in "^$":
+            self.i += 1
+            self.out.append(self.anchor(char))
+        elif char == "|":
             self.i += 1
             self.out.append(char)
         elif char in "*+?":
@@ -154,6 +158,14 @@ class _Writer:
         else:
             self.i += 1
             self.out.append(self.literal(char))
+
+    def anchor(self, char: str) -> str:
+        """The start or end of the line. git grep -P reads ``\\A`` and ``\\z`` as the
+        file's, so it gets ``^``/``$``; ripgrep finds nothing for ``$^`` on an empty line,
+        so it gets ``\\A``/``\\z`` (which it reads per line)."""
+        if self.target == "rust":
+            return "\\A" if char == "^" else "\\z"
+        return char
 
     def after_quantifier(self) -> None:
         if self.peek() == "?":
@@ -191,10 +203,12 @@ class _Writer:
         code = self.peek(1)
         if code in "AZ":
             self.i += 2
-            self.out.append("^" if code == "A" else "$")
+            self.out.append(self.anchor("^" if code == "A" else "$"))
         elif code in "bB":
             self.i += 2
-            self.out.append("\\" + code)
+            # Python's \B never matches an empty string; Rust's and PCRE's match there
+            empty_line = code == "B" and self.target == "python"
+            self.out.append("(?:\\B|^$)" if empty_line else "\\" + code)
         elif code in "dwsDWS":
             self.i += 2
             if self.target == "python" and code in "DWS":

@@ -1,6 +1,7 @@
 """File search for the bundled ``glob``, ``grep`` and ``list`` tools: ripgrep when it is
-installed, ``git ls-files``/``git grep`` inside a git repository, Python otherwise, with the
-same results from each (tests/test_search_engines.py runs them against each other).
+installed, ``git grep`` (with ``git ls-files``) inside a git repository, Python otherwise,
+with the same results from each (tests/test_search_engines.py runs them against each
+other). Listing alone (glob, list) goes from ripgrep to Python directly (see LISTERS).
 
 The same results means: the same files (ignore_rules.py says which), the same lines (a
 Python ``re`` pattern, rewritten for each engine by regex_dialects.py), the same order
@@ -48,7 +49,12 @@ from .ignore_rules import SKIP_DIRS, Level, decide, glob_class, level_of, parent
 from .regex_dialects import PatternError, Untranslatable, check, translate
 
 Engine = Literal["rg", "git", "python"]
-ENGINES: tuple[Engine, ...] = ("rg", "git", "python")
+ENGINES: tuple[Engine, ...] = ("rg", "git", "python")  # grep tries them in this order
+# Listing (glob, list) goes from ripgrep straight to the Python walk: once git's listing is
+# made to agree (a second ls-files for tracked files an ignore rule matches, a disk check
+# for deleted files and symlinks) it was the slower of the two (20,000 files: ~100 ms
+# against ~40 ms). It still gives git grep the files it may report.
+LISTERS: tuple[Engine, ...] = ("rg", "python")
 LINE_CUT = 500  # characters of a matching line shown
 BINARY_PROBE = 8000  # bytes looked at for a NUL, as git does
 TIMEOUT = 60.0
@@ -359,6 +365,8 @@ def pushdown(pattern: str | None) -> Pushdown | None:
         body, tail = rest.split("}", 1)
         expanded = [head + part + tail for part in body.split(",")]
     bare = [p.removeprefix("**/") for p in expanded]
+    if not all(bare) or any(p.endswith("/") for p in expanded):
+        return None
     names = bare if all("/" not in p for p in bare) else None
     specs = [f":(glob){p if '/' in p else '**/' + p}" for p in expanded]
     return Pushdown(names, specs)
@@ -370,6 +378,10 @@ def pushdown(pattern: str | None) -> Pushdown | None:
 SKIPPED = re.compile(
     "(?:^|[/\0])(?:" + "|".join(map(re.escape, sorted(SKIP_DIRS | {".git"}))) + ")/"
 )
+
+
+# for git: leave the skipped folders below the searched one out (it then does not walk them)
+SKIP_SPECS = [f":(exclude,glob)**/{name}/**" for name in sorted(SKIP_DIRS)]
 
 
 def _skipped(path: str, is_dir: bool = False) -> bool:
@@ -473,13 +485,14 @@ def _git_listing(root: Path, specs: Sequence[str] = ()) -> _GitListing:
     git = git_path() or "git"
     env = _environment()
     ls = [git, *GIT_CONFIG, "ls-files", "-z", "--exclude-standard"]
-    narrow = ["--", *specs, *(f":(glob)**/{kind}" for kind in _DotIgnores.KINDS)] if specs else []
+    wanted = [*specs, *(f":(glob)**/{kind}" for kind in _DotIgnores.KINDS)] if specs else ["."]
+    narrow = ["--", *wanted, *SKIP_SPECS]
     runs = _Parallel()
     if specs:  # untracked files unnarrowed: a repository inside shows as its folder
         tracked = runs.start([*ls, "--cached", *narrow], root, env)
-        untracked = runs.start([*ls, "--others"], root, env)
+        untracked = runs.start([*ls, "--others", "--", ".", *SKIP_SPECS], root, env)
     else:
-        tracked = runs.start([*ls, "--cached", "--others"], root, env)
+        tracked = runs.start([*ls, "--cached", "--others", *narrow], root, env)
     tracked_ignored = runs.start([*ls, "--cached", "--ignored", *narrow], root, env)
     text = runs.wait(tracked).decode("utf-8", errors="surrogateescape")
     if specs:
@@ -559,7 +572,7 @@ def _git_files(
 
 def _files_in(root: Path, engine: Engine | None) -> list[str]:
     """Files under ``root`` (unsorted) from ``engine``, or from the first that can."""
-    for name in [engine] if engine else ENGINES:
+    for name in [engine] if engine else LISTERS:
         try:
             if name == "rg":
                 return _rg_files(root)
@@ -574,7 +587,7 @@ def _files_in(root: Path, engine: Engine | None) -> list[str]:
 
 def files(root: Path, engine: Engine | None = None) -> Listing:
     """Every file under ``root`` the shared rules let through, in order."""
-    for name in [engine] if engine else ENGINES:
+    for name in [engine] if engine else LISTERS:
         try:
             return Listing(sorted(_files_in(root, name), key=order), name)
         except EngineUnavailable:
@@ -587,7 +600,7 @@ def glob(root: Path, pattern: str, engine: Engine | None = None) -> Listing:
     """Files under ``root`` whose relative path matches ``pattern`` (see glob_matcher)."""
     keep = glob_matcher(pattern)
     narrow = pushdown(pattern)
-    for name in [engine] if engine else ENGINES:
+    for name in [engine] if engine else LISTERS:
         try:
             if name == "git":
                 found = _git_files(root, keep, narrow.pathspecs if narrow else ())
@@ -683,7 +696,7 @@ def _rg_grep(root: Path, query: _Query, limit: int) -> GrepResult:
 
     def lines_of(paths: list[str]) -> list[Line]:
         argv = [rg, "--no-config", "--no-messages", *common, "--line-number", "--null"]
-        argv += ["--with-filename"]
+        argv += ["--with-filename", f"--max-count={limit}"]  # a file's first lines suffice
         argv += [f"--max-columns={PREVIEW}", "--max-columns-preview", "--", *paths]
         return _parse_lines(_run(argv, root), b":")
 
@@ -695,9 +708,12 @@ def _git_pattern(query: _Query) -> str:
     if git is None or not _git_pcre_works(git):
         raise EngineUnavailable("git grep -P cannot read UTF-8 here")
     try:
-        return "(*UCP)" + translate(query.pattern, "pcre", query.ignore_case).pattern
+        pattern = translate(query.pattern, "pcre", query.ignore_case).pattern
     except Untranslatable as exc:
         raise EngineUnavailable(str(exc)) from exc
+    # git first searches the whole file, then the line of a match: an empty match at the
+    # very end, after the last newline, would report a line that is not there
+    return f"(*UCP)(?!(?<=\\n)\\z){pattern}"
 
 
 def _git_grep(root: Path, query: _Query, limit: int) -> GrepResult:
@@ -719,15 +735,17 @@ def _git_counts(root: Path, query: _Query, pattern: str) -> dict[str, int]:
     their own run), restricted to the shared listing."""
     git = git_path() or "git"
     env = _environment()
-    specs = ["--", *query.narrow.pathspecs] if query.narrow else []
+    specs = query.narrow.pathspecs if query.narrow else []
     runs = _Parallel()
     searched = runs.start(
-        [git, *GIT_CONFIG, "grep", "--untracked", "-a", "-c", "-z", "-P", "-e", pattern, *specs],
+        [git, *GIT_CONFIG, "grep", "--untracked", "-a", "-c", "-z", "-P", "-e", pattern, "--"]
+        + (specs or ["."])
+        + SKIP_SPECS,
         root,
         env,
     )
     try:
-        listing = _git_listing(root, specs[1:])
+        listing = _git_listing(root, specs)
     except EngineUnavailable:
         runs.close()
         raise
