@@ -11,8 +11,8 @@ testing kit's fake OpenAI server on 127.0.0.1. Progress goes to stderr.
 This file is the entry point: arguments, the figures in order, goals, the table and
 ``--json``. Each figure is measured in a module of its own next to it (startup.py for
 startup and idle_rss, stream_render.py, input_latency.py, dispatch.py, load.py,
-resume.py, soak.py, checkpoint.py, search.py); common.py holds the sandbox, tmux and
-statistics helpers.
+resume.py, soak.py, checkpoint.py, search.py, edit_corpus.py); common.py holds the
+sandbox, tmux and statistics helpers.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ if str(BENCH) not in sys.path:
 from checkpoint import bench_checkpoint  # noqa: E402
 from common import Sandbox, Tmux, log  # noqa: E402
 from dispatch import bench_dispatch  # noqa: E402
+from edit_corpus import bench_edit  # noqa: E402
 from input_latency import bench_input_latency  # noqa: E402
 from load import bench_load  # noqa: E402
 from resume import bench_resume  # noqa: E402
@@ -55,6 +56,7 @@ KEYS = [
     "soak",
     "checkpoint",
     "search",
+    "edit",
 ]
 FIELDS = {
     "startup": ["ours_ms", "bare_textual_ms", "ratio"],
@@ -82,6 +84,7 @@ FIELDS = {
     "soak": ["turns", "failed", "rejected", "rss_growth", "turn_ms_ratio", "compactions"],
     "checkpoint": ["files", "first_ms", "incremental_ms", "baseline_ms"],
     "search": ["files", "ours_ms", "baseline_ms", "ratio"],
+    "edit": ["cases", "one_target", "applied", "refused", "wrong"],
 }
 # (key, description, test) — from the issue; None when a figure is missing
 GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
@@ -110,6 +113,16 @@ GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
     ("checkpoint", "first_ms ≤ 3000", lambda r: _le(r.get("first_ms"), 3000)),
     ("checkpoint", "incremental_ms ≤ 300", lambda r: _le(r.get("incremental_ms"), 300)),
     ("search", "ratio ≤ 2", lambda r: _le(r.get("ratio"), 2)),
+    ("edit", "wrong = 0", lambda r: _le(r.get("wrong"), 0)),
+    (
+        "edit",
+        "applied ≥ 90% of one_target",
+        lambda r: (
+            None
+            if r.get("applied_one_target") is None or not r.get("one_target")
+            else r["applied_one_target"] >= 0.9 * r["one_target"]
+        ),
+    ),
 ]
 
 
@@ -197,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         step(["stream_render"], lambda: bench_stream(sandbox))
         step(["load"], lambda: bench_load(sandbox, args.runs))
         step(["checkpoint"], lambda: bench_checkpoint(sandbox))
+        step(["edit"], lambda: bench_edit(sandbox))
         step(["search"], lambda: bench_search(sandbox))
         step(["startup", "idle_rss"], lambda: bench_startup(sandbox, tmux, args.runs), True)
         step(["input_latency"], lambda: bench_input_latency(sandbox, tmux))

@@ -14,9 +14,12 @@ from typing import Any
 
 import tui_agent
 from tui_agent import search
+from tui_agent.edits import Edit, EditError, apply_edits
 
 READ_LIMIT = 2000
 LINE_CUT = 2000
+READ_BYTES = 50 * 1024  # one read's output, unless `limit` asks for more lines
+READ_MAX_BYTES = 256 * 1024  # even then
 RESULTS = 100
 
 
@@ -61,8 +64,8 @@ def files(session: tui_agent.Session) -> None:
         "read",
         read_only=True,
         description=(
-            "Read a text file. Returns numbered lines (from `offset`, at most `limit`, 2000 by "
-            "default); very long lines are cut. Refuses binary files."
+            "Read a text file: numbered lines from `offset`, at most `limit` (2000) and 50 KB; "
+            "`next_offset` to go on. Lists a folder; refuses binary files."
         ),
         params={
             "path": {"type": "string", "description": "File to read"},
@@ -75,7 +78,14 @@ def files(session: tui_agent.Session) -> None:
     def read(args: dict[str, Any]) -> dict[str, Any]:
         path = resolve(args["path"])
         if path.is_dir():
-            return {"error": f"{shown(path)} is a folder; use the list tool"}
+            listed = list_({"path": str(path), "depth": 1})
+            if "error" not in listed:
+                cut = f" {listed['note']}." if "note" in listed else ""
+                listed["note"] = (
+                    f"{shown(path)} is a folder: its entries, one level, as list gives them.{cut} "
+                    "Read a file in it, or list it deeper."
+                )
+            return {"path": shown(path), "folder": True, **listed}
         if not path.is_file():
             close = suggestions(path)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
@@ -85,6 +95,7 @@ def files(session: tui_agent.Session) -> None:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         offset = int(args.get("offset") or 1)
         limit = int(args.get("limit") or READ_LIMIT)
+        cap = READ_MAX_BYTES if args.get("limit") else READ_BYTES
         chosen = lines[offset - 1 : offset - 1 + limit]
         if offset > 1 and not chosen:
             return {
@@ -93,19 +104,35 @@ def files(session: tui_agent.Session) -> None:
                 "total_lines": len(lines),
                 "note": f"offset {offset} is past the end: the file has {len(lines)} lines",
             }
-        out = []
+        out: list[str] = []
+        size = 0
         for number, line in enumerate(chosen, offset):
             if len(line) > LINE_CUT:
                 line = line[:LINE_CUT] + f"… [{len(line) - LINE_CUT} characters cut]"
-            out.append(f"{number:>6}\t{line}")
+            row = f"{number:>6}\t{line}"
+            size += len(row.encode("utf-8", errors="replace")) + 1
+            if out and size > cap:  # a cut line always fits: one line is never refused
+                break
+            out.append(row)
         result: dict[str, Any] = {
             "path": shown(path),
             "content": "\n".join(out),
             "total_lines": len(lines),
         }
-        last = offset - 1 + len(chosen)
+        last = offset - 1 + len(out)
         if last < len(lines):
-            result["note"] = f"showing lines {offset}-{last} of {len(lines)}; use offset to read on"
+            result["next_offset"] = last + 1
+            shown_lines = f"showing lines {offset}-{last} of {len(lines)}"
+            if len(out) < len(chosen):
+                rest = lines[last:]
+                left = sum(len(x.encode("utf-8", errors="replace")) + 1 for x in rest)
+                result["note"] = (
+                    f"{shown_lines} (the {cap // 1024} KB cap of one read); {len(rest)} more "
+                    f"lines ({left} bytes) not shown; read on with offset={last + 1}"
+                    + ("" if args.get("limit") else ", or ask for more with limit")
+                )
+            else:
+                result["note"] = f"{shown_lines}; read on with offset={last + 1}"
         return result
 
     @toolbox.add(
@@ -130,42 +157,45 @@ def files(session: tui_agent.Session) -> None:
     @toolbox.add(
         "edit",
         description=(
-            "Replace exact text in a file. `old` must occur once (or set replace_all); "
-            "returns a unified diff."
+            "Replace `old` with `new` in a file (once, or all with replace_all), or apply "
+            "`edits` in order, all or none. Returns a diff."
         ),
         params={
             "path": {"type": "string", "description": "File to change"},
             "old": {"type": "string", "description": "Exact text to replace"},
             "new": {"type": "string", "description": "Replacement text"},
             "replace_all": {"type": "boolean", "default": False, "description": "Every occurrence"},
+            "edits": {
+                "type": "array",
+                "minItems": 1,
+                "description": "Applied in order",
+                "items": {
+                    "type": "object",
+                    "properties": {"old": {"type": "string"}, "new": {"type": "string"}},
+                    "required": ["old", "new"],
+                },
+            },
         },
-        required=["path", "old", "new"],
+        required=["path"],
     )
     def edit(args: dict[str, Any]) -> dict[str, Any]:
         path = resolve(args["path"])
         if not path.is_file():
             return {"error": f"file not found: {shown(path)}"}
-        old, new = args["old"], args["new"]
-        if old == "":
-            return {"error": "old is empty; use write to create or replace a whole file"}
+        try:
+            edits = requested_edits(args)
+        except ValueError as exc:
+            return {"error": str(exc)}
         try:
             text = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError:
             return {"error": f"{shown(path)} is not UTF-8 text; not editing it"}
-        if "\r\n" in text and "\r\n" not in old:
-            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
-        count = text.count(old)
-        if count == 0:
-            hint = ""
-            if old.strip() and old.strip() in text:
-                hint = " (it does occur with different surrounding whitespace)"
-            return {"error": f"old text not found in {shown(path)}{hint}"}
-        if count > 1 and not args.get("replace_all"):
-            return {
-                "error": f"old text occurs {count} times in {shown(path)}; include more context "
-                "to make it unique, or set replace_all"
-            }
-        updated = text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1)
+        try:
+            applied = apply_edits(text, edits, shown(path))
+        except EditError as exc:
+            written = "" if len(edits) == 1 else "; no edit was written"
+            return {"error": f"{exc}{written}"}
+        updated = applied[-1].text
         path.write_bytes(updated.encode("utf-8"))
         diff = "".join(
             difflib.unified_diff(
@@ -175,11 +205,36 @@ def files(session: tui_agent.Session) -> None:
                 tofile=f"b/{shown(path)}",
             )
         )
-        return {
+        result: dict[str, Any] = {
             "path": shown(path),
-            "replacements": count if args.get("replace_all") else 1,
+            "replacements": sum(a.replacements for a in applied),
             "diff": diff,
         }
+        tolerant = [(n, a) for n, a in enumerate(applied, 1) if a.matched != "exact"]
+        if "edits" in args:
+            result["edits"] = len(applied)
+            if tolerant:
+                result["matched"] = [a.matched for a in applied]
+                result["note"] = "\n".join(f"edit {n}: {a.note}" for n, a in tolerant)
+        elif tolerant:
+            result["matched"] = applied[0].matched
+            result["note"] = applied[0].note
+        return result
+
+    def requested_edits(args: dict[str, Any]) -> list[Edit]:
+        """old/new, or edits; never both (which would come first is anyone's guess)."""
+        if "edits" in args:
+            if "old" in args or "new" in args or args.get("replace_all"):
+                raise ValueError(
+                    "give either old and new, or edits (each with its own replace_all), not both"
+                )
+            return [
+                Edit(e["old"], e["new"], bool(e.get("replace_all", False))) for e in args["edits"]
+            ]
+        missing = [name for name in ("old", "new") if name not in args]
+        if missing:
+            raise ValueError(f"{' and '.join(missing)} missing: give old and new, or edits")
+        return [Edit(args["old"], args["new"], bool(args.get("replace_all", False)))]
 
     def capped(items: list[str], what: str) -> dict[str, Any]:
         result: dict[str, Any] = {what: items[:RESULTS], "count": len(items)}

@@ -141,12 +141,14 @@ async def test_read_missing_file_suggests_close_names(project: Path) -> None:
     assert "src/settings.py" in nested["error"]
 
 
-async def test_read_refuses_a_folder(project: Path) -> None:
+async def test_read_of_an_empty_folder_lists_nothing(project: Path) -> None:
+    """A folder is listed, not refused (issue 19; tests/test_tolerant_edit.py has more)."""
     (project / "docs").mkdir()
     session = create_session(project)
     result = await run(session, "read", {"path": "docs"})
-    assert not result["ok"]
-    assert "folder" in result["error"]
+    assert result["ok"], result
+    assert result["folder"] is True and result["entries"] == [] and result["count"] == 0
+    assert "docs is a folder" in result["note"]
 
 
 async def test_read_alias_open(project: Path) -> None:

@@ -158,7 +158,7 @@ def assert_sendable(result: Any) -> dict[str, Any]:
 BUNDLED = {
     "read": ["path", "offset", "limit"],
     "write": ["path", "content"],
-    "edit": ["path", "old", "new", "replace_all"],
+    "edit": ["path", "old", "new", "replace_all", "edits"],
     "glob": ["pattern", "path"],
     "grep": ["pattern", "path", "include", "ignore_case"],
     "list": ["path", "depth"],
@@ -200,6 +200,16 @@ well_typed: dict[str, st.SearchStrategy[Any]] = {
     "old": st.text(max_size=6) | st.sampled_from(["hello", "world", "\n", "print"]),
     "new": st.text(max_size=6),
     "replace_all": st.booleans(),
+    "edits": st.lists(
+        st.fixed_dictionaries(
+            {
+                "old": st.text(max_size=6) | st.sampled_from(["hello", "world", "\n"]),
+                "new": st.text(max_size=6),
+            },
+            optional={"replace_all": st.booleans()},
+        ),
+        max_size=3,
+    ),
     "pattern": st.text(max_size=10) | st.sampled_from(["**/*.py", "*", "sub/*", "h.l+", "("]),
     "include": st.text(max_size=6) | st.sampled_from(["*.py", "*.txt", "*.{py,txt}"]),
     "ignore_case": st.booleans(),

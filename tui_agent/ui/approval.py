@@ -56,10 +56,18 @@ def preview(request: ApprovalRequest) -> RenderableType:
     args = request.args
     if request.tool == "execute" and isinstance(args.get("command"), str):
         return Syntax(args["command"], "bash", word_wrap=True, theme="ansi_dark")
-    if request.tool == "edit" and isinstance(args.get("old"), str):
-        old = "".join(f"-{line}\n" for line in str(args.get("old", "")).splitlines())
-        new = "".join(f"+{line}\n" for line in str(args.get("new", "")).splitlines())
-        diff = f"--- {args.get('path')}\n+++ {args.get('path')}\n{old}{new}"
+    if request.tool == "edit" and (
+        isinstance(args.get("old"), str) or isinstance(args.get("edits"), list)
+    ):
+        edits = args["edits"] if isinstance(args.get("edits"), list) else [args]
+        hunks = []
+        for number, one in enumerate(edits, 1):
+            one = one if isinstance(one, dict) else {}
+            old = "".join(f"-{line}\n" for line in str(one.get("old", "")).splitlines())
+            new = "".join(f"+{line}\n" for line in str(one.get("new", "")).splitlines())
+            head = f"@@ edit {number} of {len(edits)} @@\n" if len(edits) > 1 else ""
+            hunks.append(f"{head}{old}{new}")
+        diff = f"--- {args.get('path')}\n+++ {args.get('path')}\n" + "".join(hunks)
         return Syntax(diff, "diff", word_wrap=True, theme="ansi_dark")
     if request.tool == "write" and isinstance(args.get("content"), str):
         lines = str(args["content"]).splitlines()
