@@ -40,6 +40,7 @@ from edit_corpus import bench_edit  # noqa: E402
 from input_latency import bench_input_latency  # noqa: E402
 from load import bench_load  # noqa: E402
 from resume import bench_resume  # noqa: E402
+from sandbox import bench_sandbox  # noqa: E402
 from search import bench_search  # noqa: E402
 from soak import bench_soak  # noqa: E402
 from startup import bench_startup  # noqa: E402
@@ -55,6 +56,7 @@ KEYS = [
     "resume",
     "soak",
     "checkpoint",
+    "sandbox",
     "search",
     "edit",
 ]
@@ -83,6 +85,7 @@ FIELDS = {
     "resume": ["messages", "ms_to_interactive", "rss_mb"],
     "soak": ["turns", "failed", "rejected", "rss_growth", "turn_ms_ratio", "compactions"],
     "checkpoint": ["files", "first_ms", "incremental_ms", "baseline_ms"],
+    "sandbox": ["bare_ms", "sandboxed_ms", "overhead_ms"],
     "search": ["files", "ours_ms", "baseline_ms", "ratio"],
     "edit": ["cases", "one_target", "applied", "refused", "wrong"],
 }
@@ -112,6 +115,7 @@ GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
     ("soak", "turn_ms_ratio ≤ 1.3", lambda r: _le(r.get("turn_ms_ratio"), 1.3)),
     ("checkpoint", "first_ms ≤ 3000", lambda r: _le(r.get("first_ms"), 3000)),
     ("checkpoint", "incremental_ms ≤ 300", lambda r: _le(r.get("incremental_ms"), 300)),
+    ("sandbox", "overhead_ms ≤ 20", lambda r: _le(r.get("overhead_ms"), 20)),
     ("search", "ratio ≤ 2", lambda r: _le(r.get("ratio"), 2)),
     ("edit", "wrong = 0", lambda r: _le(r.get("wrong"), 0)),
     (
@@ -211,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         step(["load"], lambda: bench_load(sandbox, args.runs))
         step(["checkpoint"], lambda: bench_checkpoint(sandbox))
         step(["edit"], lambda: bench_edit(sandbox))
+        step(["sandbox"], lambda: bench_sandbox(sandbox))
         step(["search"], lambda: bench_search(sandbox))
         step(["startup", "idle_rss"], lambda: bench_startup(sandbox, tmux, args.runs), True)
         step(["input_latency"], lambda: bench_input_latency(sandbox, tmux))

@@ -10,6 +10,10 @@ worktree (not its protected folders); plan offers only read-only tools and refus
 others if the model calls them anyway. A call an earlier hook approved
 (``current_call().approvals``: a ``PreToolUse`` command hook's "allow") is not asked about;
 deny rules and plan mode still hold for it.
+
+With the sandbox on (``session.sandbox.active``) and ``auto_allow`` (the default), an
+``execute`` call that runs inside it is not asked about; deny rules and plan mode still
+hold. ``"sandbox": false`` (run outside) is always asked, in every mode but plan (refused).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from tui_agent.permissions import (
     with_rule,
 )
 
+OUTSIDE = "sandbox: false — runs OUTSIDE the sandbox (always asked)"
 MODE_HELP = {
     "ask": "the rules as configured.",
     "auto-edit": "write and edit inside the worktree need no asking; the rest as configured.",
@@ -75,9 +80,19 @@ def permissions(session: tui_agent.Session) -> None:
                 "to carry it out"
             )
         asking = [v for v in verdicts if v.action == "ask"]
-        if not asking or session.mode == "allow-all":
+        sandbox = session.sandbox if tool_name == "execute" else None
+        if sandbox is not None and sandbox.active:
+            if args.get("sandbox") is False:  # the escape hatch: always the user's call
+                asking = asking or verdicts
+            elif sandbox.settings.auto_allow:
+                return  # inside the sandbox: no asking
+            else:
+                sandbox = None
+        else:
+            sandbox = None
+        if sandbox is None and (not asking or session.mode == "allow-all"):
             return
-        if call is not None and call.approvals:  # a PreToolUse command hook allowed it
+        if sandbox is None and call is not None and call.approvals:  # a PreToolUse hook
             return
         if (
             session.mode == "auto-edit"
@@ -91,7 +106,7 @@ def permissions(session: tui_agent.Session) -> None:
             called_as=called_as,
             args=dict(args),
             subject=" ; ".join(v.subject for v in asking),
-            rule=asking[0].rule,
+            rule=OUTSIDE if sandbox is not None else asking[0].rule,
             session_pattern=", ".join(patterns),
             patterns=patterns,
         )
@@ -118,6 +133,9 @@ def permissions(session: tui_agent.Session) -> None:
     def describe() -> str:
         current = rules()
         lines = [f"**Mode: {session.mode}**: {MODE_HELP[session.mode]}", ""]
+        sandbox = session.sandbox
+        if sandbox.active or sandbox.settings.enabled:
+            lines += [sandbox.describe(), ""]
         lines += ["**Permission rules** (last matching pattern wins)", ""]
         lines += ["| Tool | Rule |", "|---|---|"]
         shown = dict(current.table)

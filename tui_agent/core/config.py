@@ -202,7 +202,14 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),
     "checkpoints": (lambda v: isinstance(v, bool), "true or false"),
     "hooks": (lambda v: not _hooks_problems(v), "a table of hook events"),
+    "sandbox": (lambda v: not _sandbox_problems(v), "a table ([sandbox])"),
 }
+
+
+def _sandbox_problems(value: Any) -> list[str]:
+    from .sandbox import problems  # imported when a [sandbox] table is there
+
+    return problems(value)
 
 
 def _hooks_problems(value: Any) -> list[str]:
@@ -216,6 +223,8 @@ def _problem(key: str, value: Any, what: str) -> str:
     (``hooks.PreToolUse[0].timeout must be …``). Secrets are never quoted."""
     if key == "hooks":
         return _hooks_problems(value)[0]
+    if key == "sandbox":
+        return _sandbox_problems(value)[0]
     shown = "" if key in SECRET_KEYS else f", not {reprlib.repr(value)}"
     return f"{key} must be {what}{shown}"
 

@@ -10,10 +10,11 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import journal as journal_module
 from . import mentions, user_shell
@@ -51,6 +52,9 @@ from .transcript import Transcript
 from .undo import Checkpoints, load_from
 from .user_shell import ShellRun
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .sandbox import Sandbox
 
 log = logging.getLogger("tui_agent.session")
 T = TypeVar("T")
@@ -154,6 +158,15 @@ class Session:
     def worktree(self) -> Path:
         """The git root above ``directory`` (or ``directory`` outside git)."""
         return self.workspace.worktree
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The shell sandbox of the current settings (``core/sandbox.py``): ``active``
+        when ``[sandbox] enabled`` and bubblewrap works here, else ``reason`` says why not.
+        ``execute`` and ``!command`` run inside it."""
+        from .sandbox import Sandbox, session_tmp
+
+        return Sandbox.of(self.config.settings, self.worktree, session_tmp(self.id))
 
     @property
     def config(self) -> Config:
@@ -327,7 +340,10 @@ class Session:
         what it printed until then is recorded, and ``CancelledError`` goes on up."""
         self._turn = asyncio.current_task()
         runner = user_shell.Runner(
-            command, self.directory, lambda text: self.events.emit(ShellOutput(text))
+            command,
+            self.directory,
+            lambda text: self.events.emit(ShellOutput(text)),
+            sandbox=self.sandbox,
         )
         try:
             self.events.emit(ShellStarted(command))
@@ -418,6 +434,9 @@ class Session:
         close the journal (a message recorded later opens it again)."""
         await self.extensions.close()
         self.transcript.journal.close()
+        from .sandbox import session_tmp  # the sandbox's private /tmp, if it ran
+
+        shutil.rmtree(session_tmp(self.id), ignore_errors=True)
 
     def cancel(self) -> bool:
         """Cancel the running turn: the stream closes and running tools are cancelled.

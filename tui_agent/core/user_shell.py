@@ -2,7 +2,8 @@
 
 The user typed it, so no permission rule is asked. It runs as the ``execute`` tool runs
 the model's commands (``bash -c`` in the session's folder, in its own process group,
-stdout and stderr merged, stdin empty), and cancelling kills the whole group. Its output
+stdout and stderr merged, stdin empty; inside the sandbox when it is on: ``core/sandbox.py``),
+and cancelling kills the whole group. Its output
 is kept as ``execute`` keeps it (``keep_tail``: past 2,000 lines or 50 KB the end, and
 the whole text saved to a file), and the command with that output becomes a user message,
 so the next prompt can refer to it::
@@ -28,8 +29,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .truncation import keep_tail
+
+if TYPE_CHECKING:
+    from .sandbox import Sandbox
 
 READ_SIZE = 65536
 MEMORY_CAP = 8 * 1024 * 1024  # bytes of output held at most; past it the oldest half goes
@@ -135,10 +140,18 @@ class Runner:
     """One ``!command`` running: ``await run()`` to its end; when the task running it is
     cancelled, ``await stop()`` kills its process group and gives what it printed."""
 
-    def __init__(self, command: str, directory: Path, on_output: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        command: str,
+        directory: Path,
+        on_output: Callable[[str], None],
+        sandbox: Sandbox | None = None,
+    ) -> None:
         self.command = command
         self.directory = directory
         self.on_output = on_output
+        self.sandbox = sandbox  # runs inside it when it is active
+        self._cleanup = contextlib.ExitStack()
         self.started = time.monotonic()
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Future[None] | None = None
@@ -148,18 +161,28 @@ class Runner:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     async def run(self) -> ShellRun:
-        self._process = await asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            self.command,
-            cwd=str(self.directory),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self._reader = asyncio.ensure_future(self._read())
-        await asyncio.shield(self._reader)
+        argv: list[str] = ["bash", "-c", self.command]
+        env = None
+        if self.sandbox is not None:  # its private /tmp goes when the command has ended
+            argv, env = self._cleanup.enter_context(self.sandbox.command(argv, self.directory))
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=str(self.directory),
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+            self._reader = asyncio.ensure_future(self._read())
+            await asyncio.shield(self._reader)
+        except asyncio.CancelledError:
+            raise  # stop() kills it, then cleans up
+        except BaseException:
+            self._cleanup.close()
+            raise
+        self._cleanup.close()
         return self._result(cancelled=False)
 
     async def _read(self) -> None:
@@ -192,6 +215,7 @@ class Runner:
                     break
             if self._reader is not None and not await self._settled(TERM_GRACE):
                 self._reader.cancel()  # a process out of its group holds the pipe open
+        self._cleanup.close()
         return self._result(cancelled=True)
 
     async def _settled(self, seconds: float) -> bool:

@@ -357,11 +357,11 @@ class TuiAgentApp(App[None]):
             return str(folder)
 
     def status_parts(self) -> list[StatusPart]:
-        """Provider / model, the context window's use, tokens, the permission mode, working:
-        the status under the prompt (the folder is in the header), each part with its
-        shorter forms and what they are worth (``status.fit_status``): the token count
-        goes first, then the provider, the window's size, the model, "mode: ", the
-        context share; the mode and "working…" always stay."""
+        """Provider / model, the context window's use, tokens, the permission mode, the
+        sandbox, working: the status under the prompt (the folder is in the header), each
+        part with its shorter forms and what they are worth (``status.fit_status``): the
+        token count goes first, then the provider, the window's size, the model, "mode: ",
+        "sandbox", the context share; the mode and "working…" always stay."""
         from .status import StatusPart  # with the session: after the first frame
 
         session = self.session
@@ -375,6 +375,9 @@ class TuiAgentApp(App[None]):
             parts.append(StatusPart((use.label(), f"ctx {use.share:.0%}", ""), (30, 60)))
         parts.append(StatusPart((f"{session.agent.tokens.total_tokens} tokens", ""), (10,)))
         parts.append(StatusPart((f"mode: {session.mode}", session.mode), (50,)))
+        sandbox = session.sandbox  # "sandbox" when on, "no sandbox" when wanted but missing
+        if sandbox.active or sandbox.settings.enabled:
+            parts.append(StatusPart(("sandbox" if sandbox.active else "no sandbox", ""), (45,)))
         if session.busy:
             parts.append(StatusPart(("working…",)))
         return parts

@@ -126,6 +126,15 @@ class ApprovalScreen(ModalScreen[Decision]):
         alias = f" (called as {r.called_as})" if r.called_as and r.called_as != r.tool else ""
         with Vertical():
             yield Label(f"Allow {r.tool}{alias}?", id="approval-title", markup=False)
+            if r.tool == "execute" and r.args.get("sandbox") is False:
+                yield Static(
+                    Text(
+                        "This command runs OUTSIDE the sandbox: it can write anywhere you "
+                        "can, use the network and read your secrets.",
+                        style="bold",
+                    ),
+                    id="approval-outside",
+                )
             with VerticalScroll(id="approval-preview"):
                 yield Static(preview(r))
             yield Static(Text(f"subject: {r.subject}", style="dim"), classes="meta")

@@ -1,0 +1,76 @@
+"""``sandbox``: the cost of running a shell command in the bubblewrap sandbox
+(core/sandbox.py) rather than bare, for a trivial command (``bash -c true``).
+
+python bench/sandbox.py [--runs N]   # alone, prints the figures as JSON
+
+Both sides start the process as ``execute`` does (``bash -c``, its own session, output
+piped); the sandboxed side also builds the bwrap command line and the scrubbed
+environment each time. ``sandboxed_ms`` is None (and the goal unmet) without bwrap.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from common import Sandbox, log, median, rounded
+
+from tui_agent.sandbox import Sandbox as ShellSandbox
+from tui_agent.sandbox import availability
+
+RUNS = 40
+
+
+def _once(argv: list[str], env: dict[str, str] | None, cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        check=True,
+        start_new_session=True,
+    )
+    return (time.perf_counter() - started) * 1000
+
+
+def bench_sandbox(box: Sandbox, runs: int = RUNS) -> dict[str, Any]:
+    project = box.project("sandbox")
+    command = ["bash", "-c", "true"]
+    bare = [_once(command, None, project) for _ in range(runs)]
+    why = availability()
+    if why is not None:
+        log(f"sandbox: not measured ({why})")
+        return {"bare_ms": rounded(median(bare), 2), "sandboxed_ms": None, "overhead_ms": None}
+    shell = ShellSandbox.of({"sandbox": {"enabled": True}}, project, box.root / "sandbox-tmp")
+    sandboxed = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        with shell.command(command, project) as (argv, env):
+            _once(argv, env, project)
+        sandboxed.append((time.perf_counter() - started) * 1000)
+    bare_ms, sandboxed_ms = median(bare), median(sandboxed)
+    assert bare_ms is not None and sandboxed_ms is not None
+    return {
+        "bare_ms": rounded(bare_ms, 2),
+        "sandboxed_ms": rounded(sandboxed_ms, 2),
+        "overhead_ms": rounded(sandboxed_ms - bare_ms, 2),
+    }
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=RUNS)
+    args = parser.parse_args()
+    box = Sandbox()
+    try:
+        box.enter(box.home("bench"))
+        print(json.dumps(bench_sandbox(box, args.runs)))
+    finally:
+        box.close()

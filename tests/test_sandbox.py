@@ -1,0 +1,427 @@
+"""The shell sandbox (issue 20) with the real bubblewrap: ``execute`` and ``!command``
+write only inside the worktree and a private /tmp, see HOME read-only and no credential
+folders, get no network and no secrets unless allowed; timeouts and cancels leave no
+process; sandboxed commands need no approval, deny rules hold, ``"sandbox": false`` asks.
+
+Without bwrap these tests are skipped, except in CI (``CI`` or ``TUI_AGENT_CI`` set, as
+``.ci/run`` does), where a missing sandbox is a failure."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import write
+
+from tui_agent import ApprovalRequest, Decision, Session, create_session
+from tui_agent.core.paths import user_config_dir
+from tui_agent.sandbox import Sandbox, availability, caused, scrubbed_env
+from tui_agent.testing import Call, FakeOpenAI, Reply
+
+WHY_NOT = availability()
+if WHY_NOT is not None and (os.environ.get("CI") or os.environ.get("TUI_AGENT_CI")):
+    raise RuntimeError(f"CI needs the sandbox: {WHY_NOT}")  # a failure, not a skip
+needs_bwrap = pytest.mark.skipif(WHY_NOT is not None, reason=f"no sandbox: {WHY_NOT}")
+
+ON = '[permission]\n"*" = "allow"\n[sandbox]\nenabled = true\n'
+
+
+def configure(text: str) -> None:
+    write(user_config_dir() / "config.toml", text)
+
+
+@pytest.fixture
+def session(project: Path) -> Iterator[Session]:
+    configure(ON)
+    made = create_session(project)
+    assert made.sandbox.active, made.sandbox.reason
+    yield made
+    made.transcript.journal.close()
+
+
+async def run(session: Session, command: str, **more: Any) -> dict[str, Any]:
+    return (await session.toolbox.run("execute", {"command": command, **more})).to_dict()
+
+
+class Recorder:
+    """An approver that records every request and gives one answer."""
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.requests: list[ApprovalRequest] = []
+
+    async def __call__(self, request: ApprovalRequest) -> Decision:
+        self.requests.append(request)
+        return Decision(self.answer)  # type: ignore[arg-type]
+
+
+# -- the pure parts ----------------------------------------------------------------------------
+
+
+def test_scrubbed_env_drops_secret_names_and_the_key_by_value() -> None:
+    env = {
+        "PATH": "/bin",
+        "OPENAI_API_KEY": "sk-1",
+        "GITHUB_TOKEN": "t",
+        "my_secret": "s",
+        "AWS_SECRET_ACCESS_KEY": "a",
+        "DB_PASSWORD": "p",
+        "RENAMED_KEY": "sk-1",
+        "TOKENIZER": "keep",
+    }
+    kept = Sandbox.of({"api_key": "sk-1"}, Path("/")).env(env)
+    assert kept == {"PATH": "/bin", "TOKENIZER": "keep", "TMPDIR": "/tmp"}
+    assert scrubbed_env({"X_CUSTOM": "1", "Y": "2"}, ("x_*",)) == {"Y": "2"}
+
+
+def test_settings_problems_and_defaults(project: Path) -> None:
+    configure('[sandbox]\nenabled = "yes"\nnetwork = true\n')
+    made = create_session(project)
+    problems = [str(p) for p in made.extensions.config_problems]
+    assert any("sandbox.enabled must be true or false" in p for p in problems), problems
+    assert not made.sandbox.settings.enabled  # the whole table is dropped, defaults apply
+    made.transcript.journal.close()
+    configure("[sandbox]\nenabled = false\n")
+    off = create_session(project)
+    assert not off.sandbox.active and "off in config" in str(off.sandbox.reason)
+    off.transcript.journal.close()
+
+
+def test_caused() -> None:
+    assert caused("touch: cannot touch '/etc/x': Read-only file system") is not None
+    assert caused("curl: (6) Could not resolve host: example.com") == "no network"
+    assert caused("all fine") is None
+
+
+# -- files ------------------------------------------------------------------------------------
+
+
+@needs_bwrap
+async def test_writes_only_inside_the_worktree_and_tmp(
+    session: Session, project: Path, isolated_home: Path
+) -> None:
+    outside = isolated_home / "outside"  # HOME, as all but the worktree and /tmp: read-only
+    outside.mkdir()
+    result = await run(session, f"echo no > {outside}/x")
+    assert result["exit_status"] != 0 and not (outside / "x").exists()
+    assert "Read-only file system" in result["output"]
+    assert '"sandbox": false' in result["sandbox"]  # the model is told about the hatch
+    result = await run(session, "echo yes > inside.txt && echo t > /tmp/t && cat /tmp/t")
+    assert result["exit_status"] == 0 and result["output"] == "t\n", result
+    assert (project / "inside.txt").read_text() == "yes\n"
+    assert "sandbox" not in result
+    # the private /tmp lasts the session: the next command sees /tmp/t, the real /tmp not
+    assert (await run(session, "cat /tmp/t"))["output"] == "t\n"
+    assert not Path("/tmp/t").exists() or Path("/tmp/t").read_text() != "t\n"
+    await session.close()
+    assert not session.sandbox.tmp or not session.sandbox.tmp.exists()
+
+
+@needs_bwrap
+async def test_protected_folders_and_home_are_read_only(
+    session: Session, project: Path, isolated_home: Path
+) -> None:
+    (project / ".git" / "hooks").mkdir()
+    (project / ".tui-agent").mkdir()
+    (project / ".agents").mkdir()
+    (project / ".claude").mkdir()
+    write(isolated_home / ".ssh" / "id_ed25519", "PRIVATE KEY\n")
+    write(isolated_home / "notes.txt", "mine\n")
+    session.reload()
+    for target in [
+        project / ".git" / "hooks" / "pre-commit",
+        project / ".tui-agent" / "config.toml",
+        project / ".agents" / "x.py",
+        project / ".claude" / "settings.json",
+        isolated_home / "new.txt",
+    ]:
+        result = await run(session, f"echo evil > {target}")
+        assert result["exit_status"] != 0 and not target.exists(), target
+    result = await run(session, "cat ~/notes.txt; cat ~/.ssh/id_ed25519; ls -A ~/.ssh | wc -l")
+    assert "mine" in result["output"] and "PRIVATE KEY" not in result["output"]
+    assert result["output"].endswith("0\n")
+    config = user_config_dir() / "config.toml"  # tui-agent's own config is hidden too
+    assert "allow" not in (await run(session, f"cat {config}"))["output"]
+    assert (await run(session, "echo ok > ok.txt"))["exit_status"] == 0
+
+
+@needs_bwrap
+async def test_user_shell_runs_in_the_sandbox(
+    session: Session, project: Path, isolated_home: Path
+) -> None:
+    outside = isolated_home / "typed.txt"
+    done = await session.shell(f"echo x > {outside}; echo y > inside.txt")
+    assert not outside.exists() and (project / "inside.txt").exists()
+    assert "Read-only file system" in done.output
+
+
+# -- network and secrets -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def server() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that answers "hello" to each connection."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            conn.sendall(b"hello\n")
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join()
+    listener.close()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", [False, True])
+async def test_network_only_when_allowed(project: Path, server: int, network: bool) -> None:
+    configure(ON + f"network = {str(network).lower()}\n")
+    session = create_session(project)
+    command = f"exec 3<>/dev/tcp/127.0.0.1/{server} && head -1 <&3"
+    result = await run(session, command)
+    if network:
+        assert result["output"] == "hello\n" and result["exit_status"] == 0
+    else:
+        assert result["exit_status"] != 0 and "hello" not in result["output"]
+    session.transcript.journal.close()
+
+
+@needs_bwrap
+async def test_secrets_do_not_reach_the_command(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-the-key")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-token")
+    monkeypatch.setenv("INNOCENT", "sk-the-key")  # the key's value under another name
+    monkeypatch.setenv("PLAIN", "visible")
+    configure(ON)
+    session = create_session(project)
+    output = (await run(session, "env"))["output"]
+    assert "PLAIN=visible" in output
+    assert "sk-the-key" not in output and "ghp-token" not in output
+    assert "GITHUB_TOKEN" not in output and "OPENAI_API_KEY" not in output
+    # outside the sandbox (asked, and allowed here) the environment is the agent's own
+    session.approver = Recorder("once")
+    outside = (await run(session, "env", sandbox=False))["output"]
+    assert "GITHUB_TOKEN=ghp-token" in outside
+    session.transcript.journal.close()
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+def alive(marker: str) -> list[int]:
+    """PIDs of processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().split(") ", 1)[1][0]
+        except (OSError, IndexError):
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+async def gone(marker: str, seconds: float = 5) -> bool:
+    deadline = time.monotonic() + seconds
+    while alive(marker) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return not alive(marker)
+
+
+@needs_bwrap
+async def test_a_timeout_kills_everything_in_the_sandbox(session: Session) -> None:
+    marker = f"sleep 4141.{os.getpid()}"  # this run's only
+    result = await run(session, f"({marker}; true) & {marker}; true", timeout=0.5)
+    assert "timed out" in result["error"]
+    assert await gone(marker), alive(marker)
+
+
+@needs_bwrap
+async def test_a_cancel_kills_everything_in_the_sandbox(session: Session) -> None:
+    marker = f"sleep 4242.{os.getpid()}"  # this run's only
+    task = asyncio.ensure_future(run(session, f"({marker}; true) & setsid {marker}; true"))
+    deadline = time.monotonic() + 5
+    while len(alive(marker)) < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert len(alive(marker)) >= 2
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await gone(marker), alive(marker)
+
+
+@needs_bwrap
+async def test_a_cancelled_user_shell_command_leaves_nothing(session: Session) -> None:
+    marker = f"sleep 4343.{os.getpid()}"  # this run's only
+    task = asyncio.ensure_future(session.shell(f"({marker}; true) & {marker}; true"))
+    deadline = time.monotonic() + 5
+    while not alive(marker) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert session.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await gone(marker), alive(marker)
+
+
+# -- approvals: real turns against FakeOpenAI ---------------------------------------------------
+
+
+@needs_bwrap
+@pytest.mark.real_permissions
+async def test_sandboxed_commands_need_no_approval_deny_holds_and_the_hatch_asks(
+    project: Path, tmp_path: Path
+) -> None:
+    configure('[sandbox]\nenabled = true\n[permission.execute]\n"rm *" = "deny"\n')
+    write(project / "x", "precious\n")
+    outside = tmp_path / "home" / "out.txt"  # HOME: read-only in the sandbox
+    calls = [
+        Call("execute", {"command": "echo made > made.txt"}),
+        Call("execute", {"command": "rm x"}),
+        Call("execute", {"command": f"echo out > {outside}"}),
+        Call("execute", {"command": f"echo out > {outside}", "sandbox": False}),
+    ]
+    replies = [Reply(calls=[c]) for c in calls] + [Reply("done")]
+    async with FakeOpenAI(replies) as server:
+        session = create_session(project, base_url=server.base_url, model="m")
+        approver = Recorder("deny")
+        session.approver = approver
+        assert await session.turn("go") == "done"
+    results = [
+        json.loads(m["content"]) for m in server.requests[-1]["messages"] if m["role"] == "tool"
+    ]
+    assert (project / "made.txt").read_text() == "made\n"  # no approval asked for it
+    assert results[0]["exit_status"] == 0
+    assert results[1]["error"] == "Permission denied: execute"
+    assert (project / "x").exists()
+    assert "sandbox" in results[2] and not outside.exists()
+    assert results[3]["error"].startswith("User denied permission: execute")
+    [request] = approver.requests  # only the escape hatch asked
+    assert request.args["sandbox"] is False and "OUTSIDE the sandbox" in request.rule
+    assert not outside.exists()
+    # allowed, it runs outside: the write lands
+    session.approver = Recorder("once")
+    result = await run(session, f"echo out > {outside}", sandbox=False)
+    assert result["exit_status"] == 0 and outside.read_text() == "out\n"
+    session.transcript.journal.close()
+
+
+@needs_bwrap
+@pytest.mark.real_permissions
+async def test_the_hatch_asks_even_in_allow_all_mode(project: Path) -> None:
+    configure("[sandbox]\nenabled = true\n")
+    session = create_session(project)
+    session.set_mode("allow-all")
+    approver = Recorder("deny")
+    session.approver = approver
+    assert (await run(session, "true"))["exit_status"] == 0
+    assert not approver.requests
+    assert "User denied" in (await run(session, "true", sandbox=False))["error"]
+    assert len(approver.requests) == 1
+    session.transcript.journal.close()
+
+
+@needs_bwrap
+@pytest.mark.real_permissions
+async def test_auto_allow_false_asks_as_configured(project: Path) -> None:
+    configure("[sandbox]\nenabled = true\nauto_allow = false\n")
+    session = create_session(project)
+    approver = Recorder("once")
+    session.approver = approver
+    assert (await run(session, "echo hi"))["output"] == "hi\n"
+    assert len(approver.requests) == 1
+    session.transcript.journal.close()
+
+
+@needs_bwrap
+async def test_permissions_command_and_tool_describe_the_sandbox(session: Session) -> None:
+    await session.run_command_line("/permissions")
+    said = "\n".join(n.text for n in session.output.history)
+    assert "Sandbox: on (bubblewrap)" in said and "no network" in said
+    assert "sandbox" in session.toolbox.tools["execute"].params
+    assert "runs in a sandbox" in session.toolbox.tools["execute"].description
+
+
+async def test_without_bwrap_one_note_and_commands_run_as_before(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"  # a PATH with bash and env but no bwrap
+    bin_dir.mkdir()
+    for tool in ("bash", "env"):
+        (bin_dir / tool).symlink_to(f"/usr/bin/{tool}")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    configure(ON)
+    session = create_session(project)
+    assert not session.sandbox.active
+    assert "bubblewrap (bwrap) is not installed" in str(session.sandbox.reason)
+    session.reload()
+    notes = [n.text for n in session.output.history if "Sandbox: off" in n.text]
+    assert len(notes) == 1, notes
+    await session.run_command_line("/permissions")
+    assert "Sandbox: off — bubblewrap (bwrap) is not installed" in session.output.history[-1].text
+    outside = tmp_path / "written.txt"  # as today: nothing confines the command
+    result = await run(session, f"echo hi > {outside}")
+    assert result["exit_status"] == 0 and outside.exists() and "sandbox" not in result
+    session.transcript.journal.close()
+
+
+# -- the app -----------------------------------------------------------------------------------
+
+
+@needs_bwrap
+@pytest.mark.real_permissions
+async def test_the_app_runs_sandboxed_commands_unasked_and_the_dialog_says_outside(
+    project: Path, isolated_home: Path
+) -> None:
+    from textual.widgets import Static
+
+    from tui_agent.testing import run_app, send, turn_over, wait_for
+    from tui_agent.ui.approval import ApprovalScreen
+
+    configure("[sandbox]\nenabled = true\n")
+    outside = isolated_home / "outside.txt"
+    script = [
+        Reply(calls=[Call("execute", {"command": "echo in > made.txt"})]),
+        Reply(calls=[Call("execute", {"command": f"echo x > {outside}", "sandbox": False})]),
+        Reply("done"),
+    ]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url)
+        async with run_app(session, size=(80, 24)) as pilot:
+            app = pilot.app
+            assert app.status.endswith("sandbox")  # on the prompt's border
+            await send(pilot, "go")
+            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+            assert (project / "made.txt").read_text() == "in\n"  # ran without a dialog
+            screen = app.screen
+            warning = str(screen.query_one("#approval-outside", Static).render())
+            assert "runs OUTSIDE the sandbox" in warning
+            await wait_for(pilot, lambda: screen.armed)
+            await pilot.press("n")
+            await turn_over(pilot)
+    assert not outside.exists()
+    session.transcript.journal.close()

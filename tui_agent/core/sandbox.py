@@ -1,0 +1,319 @@
+"""Shell commands in a bubblewrap sandbox (Linux): the ``[sandbox]`` settings, whether
+bwrap works here, and the ``bwrap`` command line that wraps ``bash -c``.
+
+Why: the approval dialog alone is a thin wall. A prompt-injected model that gets one
+command approved could read the provider's API key from the environment and send it
+anywhere, or write outside the project. Inside the sandbox:
+
+- the whole filesystem is read-only, HOME included; the worktree, a private ``/tmp``
+  (the session's own folder under the user cache, ``sandbox-tmp/SESSION``, kept between
+  its commands and removed when it closes) and ``allow_write`` folders are writable;
+- inside the worktree the files that decide what runs stay read-only: ``.git/hooks``,
+  ``.git/config``, ``.tui-agent/``, ``.agents/``, and ``.claude/`` and ``.opencode/``
+  (their commands and hooks load in a trusted folder), those that exist;
+- credential folders (``~/.ssh``, ``~/.aws``, ``~/.config/gcloud``, ``~/.gnupg``,
+  tui-agent's config folder, ``hide = [...]``) are hidden behind an empty read-only
+  folder (a file behind ``/dev/null``);
+- the environment loses the provider's API key (by value, whatever its name) and every
+  variable named like ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``
+  (``scrub_env = [...]`` adds patterns);
+- no network unless ``network = true`` (a network namespace with only loopback, which is
+  the sandbox's own: the host's 127.0.0.1 is not reachable either);
+- its own PID namespace (``--unshare-pid``) and ``--die-with-parent``: killing bwrap, or
+  the agent dying, kills every process the command started; ``--new-session`` so a
+  command cannot push keys into the user's terminal (TIOCSTI).
+
+Nothing here imports Textual; bwrap is tried once per process (``availability``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import paths
+
+# folders under HOME that hold credentials: hidden inside the sandbox
+DEFAULT_HIDE = (
+    "~/.ssh",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.gnupg",
+    "~/.kube",
+    "~/.docker",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.pypirc",
+    "~/.config/gh",
+)
+# environment variable names (fnmatch, case-insensitive) never passed to a sandboxed command
+DEFAULT_SCRUB = (
+    "*_API_KEY",
+    "*_APIKEY",
+    "*_TOKEN",
+    "*_SECRET",
+    "*_SECRET_*",
+    "*_PASSWORD",
+    "*_PASSWD",
+    "*_CREDENTIALS",
+)
+# inside the worktree: what decides what runs next (git hooks, our config and plugins)
+PROTECTED = (".git/hooks", ".git/config", ".tui-agent", ".agents", ".claude", ".opencode")
+KEYS: dict[str, tuple[type, str]] = {
+    "enabled": (bool, "true or false"),
+    "network": (bool, "true or false"),
+    "auto_allow": (bool, "true or false"),
+    "allow_write": (list, "a list of folders"),
+    "hide": (list, "a list of paths"),
+    "scrub_env": (list, "a list of variable name patterns"),
+}
+# output that says the sandbox got in the way (checked only when the command failed)
+_CAUSES = (
+    (re.compile(r"read-only file system", re.I), "a write outside the writable folders"),
+    (
+        re.compile(r"permission denied", re.I),
+        "permission denied (maybe a hidden or read-only path)",
+    ),
+    (
+        re.compile(
+            r"network is unreachable|could not resolve host|temporary failure in name "
+            r"resolution|name or service not known|failed to establish a new connection|"
+            r"no address associated with hostname|getaddrinfo",
+            re.I,
+        ),
+        "no network",
+    ),
+)
+DEFAULT_ENABLED = False  # until the whole feature has landed; then: on where bwrap works
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``[sandbox]`` from config, with defaults."""
+
+    enabled: bool = DEFAULT_ENABLED
+    network: bool = False
+    auto_allow: bool = True
+    allow_write: tuple[str, ...] = ()
+    hide: tuple[str, ...] = ()
+    scrub_env: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, settings: Mapping[str, Any]) -> Settings:
+        table = settings.get("sandbox")
+        table = table if isinstance(table, Mapping) and not problems(table) else {}
+        return cls(
+            enabled=bool(table.get("enabled", DEFAULT_ENABLED)),
+            network=bool(table.get("network", False)),
+            auto_allow=bool(table.get("auto_allow", True)),
+            allow_write=tuple(table.get("allow_write", ())),
+            hide=tuple(table.get("hide", ())),
+            scrub_env=tuple(table.get("scrub_env", ())),
+        )
+
+
+def problems(table: Any) -> list[str]:
+    """What is wrong with a ``[sandbox]`` table, said as config problems."""
+    if not isinstance(table, Mapping):
+        return ["sandbox must be a table ([sandbox])"]
+    found = []
+    for key, value in table.items():
+        rule = KEYS.get(key)
+        if rule is None:
+            found.append(f"sandbox.{key} is not a sandbox setting ({', '.join(KEYS)})")
+        elif not isinstance(value, rule[0]) or (
+            isinstance(value, list) and not all(isinstance(item, str) for item in value)
+        ):
+            found.append(f"sandbox.{key} must be {rule[1]}")
+    return found
+
+
+_AVAILABILITY: dict[str, str | None] = {}
+
+
+def availability() -> str | None:
+    """None when bwrap runs here, else why not (tried once per process: ~5 ms)."""
+    if sys.platform == "darwin":
+        return "macOS: the Seatbelt sandbox is not built yet"
+    if not sys.platform.startswith("linux"):
+        return f"no sandbox on {sys.platform}"
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed"
+    if bwrap not in _AVAILABILITY:
+        trial = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        trial += ["--unshare-pid", "--unshare-net", "--die-with-parent", "--", "true"]
+        try:
+            done = subprocess.run(trial, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            _AVAILABILITY[bwrap] = f"bwrap cannot run here: {exc}"
+        else:
+            why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+            _AVAILABILITY[bwrap] = None if done.returncode == 0 else f"bwrap cannot run here: {why}"
+    return _AVAILABILITY[bwrap]
+
+
+def scrubbed_env(
+    environ: Mapping[str, str], patterns: tuple[str, ...], secrets: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """``environ`` without variables named like ``patterns`` (case-insensitive) or whose
+    value is one of ``secrets`` (the provider's key, whatever the variable is called)."""
+    upper = [p.upper() for p in patterns]
+    values = {s for s in secrets if s}
+    return {
+        name: value
+        for name, value in environ.items()
+        if value not in values and not any(fnmatch.fnmatchcase(name.upper(), p) for p in upper)
+    }
+
+
+def session_tmp(session_id: str) -> Path:
+    """Where a session's private /tmp lives: under the user cache, so nothing is left in
+    the real /tmp (``Session.close`` removes it)."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(paths.APP)) / "sandbox-tmp" / session_id
+
+
+def _expand(path: str, home: Path) -> Path:
+    if path == "~" or path.startswith("~/"):
+        return home / path[2:]
+    return Path(path)
+
+
+@dataclass
+class Sandbox:
+    """The sandbox for one session: ``active`` when enabled and bwrap works; ``reason``
+    says why not otherwise. ``command(argv, workdir)`` gives the wrapped command."""
+
+    settings: Settings
+    worktree: Path
+    secrets: tuple[str, ...] = ()
+    reason: str | None = None
+    home: Path = field(default_factory=Path.home)
+    tmp: Path | None = None  # the session's /tmp (kept between its commands); None: one each
+
+    @classmethod
+    def of(cls, settings: Mapping[str, Any], worktree: Path, tmp: Path | None = None) -> Sandbox:
+        """From a session's settings: its provider's key(s) are the secrets."""
+        wanted = Settings.of(settings)
+        secrets = [settings.get("api_key")]
+        models = settings.get("models")
+        if isinstance(models, Mapping):
+            secrets += [t.get("api_key") for t in models.values() if isinstance(t, Mapping)]
+        reason = availability() if wanted.enabled else "off in config ([sandbox] enabled)"
+        keys = tuple(s for s in secrets if isinstance(s, str) and s)
+        return cls(wanted, worktree, keys, reason, tmp=tmp)
+
+    @property
+    def active(self) -> bool:
+        return self.reason is None
+
+    def describe(self) -> str:
+        """One line for ``/permissions`` and the start note."""
+        if not self.active:
+            return f"Sandbox: off — {self.reason}. Shell commands run as before."
+        net = "network on" if self.settings.network else "no network"
+        asks = (
+            "sandboxed commands need no approval"
+            if self.settings.auto_allow
+            else "commands asked as configured"
+        )
+        return (
+            f"Sandbox: on (bubblewrap) — writes only in the worktree, a private /tmp"
+            f"{' and allow_write' if self.settings.allow_write else ''}; {net}; "
+            f"secrets and credential folders hidden; {asks}."
+        )
+
+    def hidden(self) -> list[Path]:
+        places = [*DEFAULT_HIDE, *self.settings.hide]
+        found = [_expand(p, self.home) for p in places] + [paths.user_config_dir()]
+        return list(dict.fromkeys(p for p in found if p.exists() or p.is_symlink()))
+
+    def env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        environ = os.environ if environ is None else environ
+        env = scrubbed_env(environ, DEFAULT_SCRUB + self.settings.scrub_env, self.secrets)
+        env["TMPDIR"] = "/tmp"
+        return env
+
+    def arguments(self, argv: list[str], workdir: Path, private_tmp: Path) -> list[str]:
+        """The bwrap command line running ``argv`` in ``workdir``; mounts in order, later
+        over earlier."""
+        bwrap = shutil.which("bwrap") or "bwrap"
+        args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += ["--bind", str(private_tmp), "/tmp"]
+        home = str(self.home)
+        if self.home.is_dir():  # read-only again: it may sit under the private /tmp
+            args += ["--ro-bind", home, home]
+        for place in self.hidden():
+            if place.is_dir() and not place.is_symlink():
+                args += ["--tmpfs", str(place), "--remount-ro", str(place)]
+            else:
+                args += ["--ro-bind", "/dev/null", str(place)]
+        writable = [self.worktree] + [_expand(p, self.home) for p in self.settings.allow_write]
+        for place in writable:
+            if place.is_dir():
+                args += ["--bind", str(place), str(place)]
+        for name in PROTECTED:
+            place = self.worktree / name
+            if place.exists():
+                args += ["--ro-bind", str(place), str(place)]
+        if not self.settings.network:
+            args.append("--unshare-net")
+        args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
+        args += ["--chdir", str(workdir), "--", *argv]
+        return args
+
+    @contextlib.contextmanager
+    def command(
+        self, argv: list[str], workdir: Path, environ: Mapping[str, str] | None = None
+    ) -> Iterator[tuple[list[str], dict[str, str] | None]]:
+        """``(argv, env)`` to start: wrapped in bwrap with a scrubbed environment when
+        active, else as given (env None: the agent's own). Without a session's ``tmp``
+        the private /tmp is made for this command and removed when the block ends."""
+        if not self.active:
+            yield argv, None
+            return
+        if self.tmp is not None:
+            self.tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
+            yield self.arguments(argv, workdir, self.tmp), self.env(environ)
+            return
+        private = Path(tempfile.mkdtemp(prefix="tui-agent-sandbox-"))
+        try:
+            yield self.arguments(argv, workdir, private), self.env(environ)
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def caused(output: str) -> str | None:
+    """What in a failed sandboxed command's output looks like the sandbox's doing, or
+    None."""
+    for pattern, what in _CAUSES:
+        if pattern.search(output):
+            return what
+    return None
+
+
+def hint(output: str) -> str | None:
+    """The note added to a failed sandboxed ``execute`` result when the sandbox may be
+    why, telling the model about the escape hatch."""
+    what = caused(output)
+    if what is None:
+        return None
+    return (
+        f"this ran in the sandbox and may have failed because of it ({what}): writes are "
+        "allowed only in the worktree and /tmp, there is no network, and credentials are "
+        "hidden. If it must run outside, call execute again with the same command and "
+        '"sandbox": false; the user is asked to approve that.'
+    )

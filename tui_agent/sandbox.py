@@ -1,0 +1,29 @@
+"""Public: the shell sandbox (bubblewrap on Linux) that ``execute`` and ``!command`` run
+in, for plugins that run commands of their own: ``Sandbox.of(settings, worktree)`` (or
+``session.sandbox``), then ``with sandbox.command(argv, workdir) as (argv, env): …``."""
+
+from .core.sandbox import (
+    DEFAULT_HIDE,
+    DEFAULT_SCRUB,
+    PROTECTED,
+    Sandbox,
+    Settings,
+    availability,
+    caused,
+    hint,
+    problems,
+    scrubbed_env,
+)
+
+__all__ = [
+    "DEFAULT_HIDE",
+    "DEFAULT_SCRUB",
+    "PROTECTED",
+    "Sandbox",
+    "Settings",
+    "availability",
+    "caused",
+    "hint",
+    "problems",
+    "scrubbed_env",
+]
