@@ -66,6 +66,18 @@ def test_tools_panel_with_parameters(snap_compare: Any, home_project: Path) -> N
     assert snap_compare(app, terminal_size=(130, 36), run_before=run_before)
 
 
+async def settled(pilot: Any, rounds: int = 50) -> None:
+    """Until two screenshots 0.1 s apart are the same: the tools table refits its columns
+    after its cells change, and under load a fixed pause caught it half redrawn."""
+    before = None
+    for _ in range(rounds):
+        await pilot.pause(0.1)
+        now = pilot.app.export_screenshot()
+        if now == before:
+            return
+        before = now
+
+
 def choose_tool(name: str) -> Any:
     """Open the tools panel and select ``name``."""
 
@@ -75,7 +87,7 @@ def choose_tool(name: str) -> Any:
         await pilot.pause()
         table = pilot.app.query_one("#tools-table")
         table.move_cursor(row=table.get_row_index(name))
-        await pilot.pause(0.2)
+        await settled(pilot)
 
     return run_before
 
