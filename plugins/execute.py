@@ -12,6 +12,7 @@ sandbox may have caused gets a ``sandbox`` note in its result saying so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -112,15 +113,25 @@ async def _run(
 ) -> dict[str, Any]:
     """Run ``argv`` to its end or ``timeout``, killing its process group on a timeout or
     a cancel (in the sandbox that kills bwrap, and with it every process inside)."""
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(workdir),
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(workdir),
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
     )
+    try:
+        process = await asyncio.shield(spawn)
+    except asyncio.CancelledError:  # cancelled while it started: killed once it has
+        started = await spawn
+        kill_group(started)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(started.communicate(), 5)
+        raise
     chunks: list[bytes] = []
 
     async def collect() -> None:

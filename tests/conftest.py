@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tui_agent.core import config as config_module
+from tui_agent.core.sandbox import availability
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -15,6 +21,7 @@ pytest_plugins = ["tui_agent.testing"]
 
 
 ALLOW_ALL = '[permission]\n"*" = "allow"\n'
+SANDBOX_OFF = "\n[sandbox]\nenabled = false\n"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -54,6 +61,20 @@ def isolated_home(
 
 
 @pytest.fixture
+def sandbox_off(isolated_home: Path) -> None:
+    """The sandbox off in the user config (appended to what is there), for tests of the
+    shell as it runs without bubblewrap (macOS, or bwrap missing) and of the approval
+    flow with ``execute`` as the tool that asks: with the sandbox on, a sandboxed
+    ``execute`` is not asked about (tests/test_sandbox.py covers that)."""
+    from tui_agent.core.paths import user_config_dir
+
+    path = user_config_dir() / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = path.read_text() if path.exists() else ""
+    path.write_text(old + SANDBOX_OFF)
+
+
+@pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project folder (a git worktree) outside HOME."""
     root = tmp_path / "project"
@@ -69,6 +90,60 @@ def user_config_dir(isolated_home: Path) -> Path:
     folder = user_config_dir()
     assert str(folder).startswith(str(isolated_home))
     return folder
+
+
+WHY_NOT = availability()  # the shell sandbox (bubblewrap) here, or why not
+
+
+def needs_bwrap(test: Any) -> Any:
+    """These tests run the real bubblewrap: without it they fail, saying how to get it
+    (.ci/run installs it), never skip."""
+
+    def check() -> None:
+        if WHY_NOT is not None:
+            pytest.fail(f"no sandbox here: {WHY_NOT} (apt-get install bubblewrap)")
+
+    if inspect.iscoroutinefunction(test):
+
+        @functools.wraps(test)
+        async def checked(*args: Any, **kwargs: Any) -> Any:
+            check()
+            return await test(*args, **kwargs)
+
+        return checked
+
+    @functools.wraps(test)
+    def checked_sync(*args: Any, **kwargs: Any) -> Any:
+        check()
+        return test(*args, **kwargs)
+
+    return checked_sync
+
+
+def running(marker: str, *, first: bool = False) -> list[int]:
+    """Host PIDs of the live processes whose command line holds ``marker`` (``first``:
+    starts with it, so not bwrap's or bash's, which hold it too): found from outside the
+    sandbox's PID namespace, where ``$$`` or ``$!`` would name other PIDs."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(") ", 1)[1][0]
+        except (OSError, IndexError):
+            continue
+        if (cmdline.startswith(marker) if first else marker in cmdline) and state not in "ZX":
+            found.append(int(entry.name))
+    return found
+
+
+_SLEEPERS = itertools.count()
+
+
+def sleeper(seconds: int = 30) -> str:
+    """A ``sleep`` command line no other process has, for ``running`` to find."""
+    return f"sleep {seconds}.{os.getpid()}{next(_SLEEPERS):04d}"
 
 
 def write(path: Path, text: str) -> Path:

@@ -274,6 +274,7 @@ def preview_text(screen: ApprovalScreen) -> str:
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_approval_dialog_shows_the_command_and_y_allows_once(project: Path) -> None:
     script = [Reply(calls=[Call("execute", {"command": "echo approved-once"})]), Reply("ok")]
     async with FakeOpenAI(script) as server:
@@ -298,6 +299,7 @@ async def test_approval_dialog_shows_the_command_and_y_allows_once(project: Path
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_n_denies_and_the_model_is_told(project: Path) -> None:
     (project / "keep.txt").write_text("x")
     script = [Reply(calls=[Call("execute", {"command": "rm keep.txt"})]), Reply("ok")]
@@ -318,6 +320,7 @@ async def test_n_denies_and_the_model_is_told(project: Path) -> None:
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_f_denies_with_the_feedback_text(project: Path) -> None:
     script = [Reply(calls=[Call("execute", {"command": "rm -rf build"})]), Reply("ok")]
     async with FakeOpenAI(script) as server:
@@ -342,6 +345,7 @@ async def test_f_denies_with_the_feedback_text(project: Path) -> None:
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_s_allows_for_the_session_and_the_next_call_of_the_kind_does_not_ask(
     project: Path,
 ) -> None:
@@ -372,6 +376,7 @@ async def test_s_allows_for_the_session_and_the_next_call_of_the_kind_does_not_a
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_a_always_allows_and_writes_the_rule_to_the_project_config(project: Path) -> None:
     script = [Reply(calls=[Call("execute", {"command": "echo forever"})]), Reply("ok")]
     async with FakeOpenAI(script) as server:
@@ -396,6 +401,7 @@ async def test_a_always_allows_and_writes_the_rule_to_the_project_config(project
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_escape_denies(project: Path) -> None:
     script = [Reply(calls=[Call("execute", {"command": "echo nope"})]), Reply("ok")]
     async with FakeOpenAI(script) as server:
@@ -414,6 +420,7 @@ async def test_escape_denies(project: Path) -> None:
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_a_key_pressed_right_after_the_dialog_opens_does_not_answer_it(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -445,6 +452,7 @@ async def test_a_key_pressed_right_after_the_dialog_opens_does_not_answer_it(
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_every_dialog_button_answers_it_with_the_mouse(project: Path) -> None:
     script = [
         Reply(calls=[Call("execute", {"command": "echo -n denied"})]),
@@ -477,6 +485,7 @@ async def test_every_dialog_button_answers_it_with_the_mouse(project: Path) -> N
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_feedback_button_opens_the_feedback_box(project: Path) -> None:
     script = [Reply(calls=[Call("execute", {"command": "echo x"})]), Reply("ok")]
     async with FakeOpenAI(script) as server:
@@ -497,6 +506,7 @@ async def test_feedback_button_opens_the_feedback_box(project: Path) -> None:
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_two_calls_in_one_reply_show_one_dialog_at_a_time(project: Path) -> None:
     calls = [
         Call("execute", {"command": "echo alpha"}),
@@ -660,6 +670,7 @@ async def test_cancelling_a_running_tool_call_closes_its_block(project: Path) ->
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_ctrl_c_while_the_dialog_is_open_cancels_the_turn_and_closes_it(
     project: Path,
 ) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write
+from conftest import running, write
 
 from tui_agent import create_session
 
@@ -515,6 +515,7 @@ def orphan(pid_file: Path) -> str:
 
 
 @pytest.mark.parametrize(("command", "count"), [(family, 5), (orphan, 1)])
+@pytest.mark.usefixtures("sandbox_off")  # the kill without bwrap
 async def test_execute_timeout_kills_the_whole_process_group(
     project: Path, tmp_path: Path, reap_leftovers: list[int], command: Any, count: int
 ) -> None:
@@ -532,6 +533,26 @@ async def test_execute_timeout_kills_the_whole_process_group(
     assert wait_dead(pids) == []
 
 
+@pytest.mark.usefixtures("sandbox_off")  # the kill without bwrap (test_sandbox: with)
+async def test_a_cancel_while_the_command_starts_leaves_nothing(project: Path) -> None:
+    """Esc right after the call: the process may not have been started yet."""
+    session = create_session(project)
+    for n, delay in enumerate([0, 0, 0.001, 0.002, 0.005, 0.01]):
+        marker = f"sleep 4545.{os.getpid()}{n}"
+        task = asyncio.ensure_future(
+            session.toolbox.run("execute", {"command": f"exec {marker}"})
+        )
+        await asyncio.sleep(delay)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+        deadline = time.monotonic() + 2
+        while running(marker) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert not running(marker), delay
+
+
+@pytest.mark.usefixtures("sandbox_off")  # the kill without bwrap
 async def test_cancel_kills_the_child_processes(
     project: Path, tmp_path: Path, reap_leftovers: list[int]
 ) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ALLOW_ALL, write
+from conftest import ALLOW_ALL, SANDBOX_OFF, write
 
 from tui_agent import (
     ApprovalRequest,
@@ -200,7 +200,8 @@ def allow_script(folder: Path) -> Path:
 async def test_allow_spares_the_permission_question_but_deny_rules_hold(
     project: Path, tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    rules = '[permission]\nexecute = { "*" = "ask", "rm *" = "deny" }\n'
+    # the sandbox off: a sandboxed execute would not be asked about at all
+    rules = '[permission]\nexecute = { "*" = "ask", "rm *" = "deny" }\n' + SANDBOX_OFF
     (project / "keep.txt").write_text("keep")
     fake_openai.script += [
         Reply(calls=[Call("execute", {"command": "touch one.txt"})]),

@@ -62,6 +62,7 @@ async def test_plan_mode_offers_only_read_only_tools_and_says_it_is_planning(
         assert "plan mode" not in server.requests[-1]["messages"][0]["content"]
 
 
+@pytest.mark.usefixtures("sandbox_off")  # commands ask: unsandboxed
 async def test_auto_edit_allows_writes_inside_the_worktree_only(project: Path) -> None:
     outside = project.parent / "outside.txt"
     with FakeOpenAI() as server:
@@ -152,6 +153,7 @@ async def test_shift_tab_cycles_the_mode_shown_on_the_prompts_border(project: Pa
         assert session.mode == "ask"
 
 
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_shift_tab_in_a_dialog_moves_focus_not_the_mode(project: Path) -> None:
     from tui_agent.testing import run_app, send, wait_for
 

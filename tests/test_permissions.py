@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write
+from conftest import SANDBOX_OFF, write
 
 from tui_agent import ApprovalRequest, Decision, Session, Toolbox, create_session
 from tui_agent.core.paths import user_config_dir
@@ -99,7 +99,10 @@ QUOTED = [
 
 
 def user_config(text: str) -> Path:
-    return write(user_config_dir() / "config.toml", text)
+    """The user config, with the sandbox off: these tests are about rules and asking, with
+    ``execute`` as the tool that asks; a sandboxed one is not asked about (that, and deny
+    rules holding in the sandbox, are tests/test_sandbox.py's)."""
+    return write(user_config_dir() / "config.toml", text + SANDBOX_OFF)
 
 
 def session_with(project: Path, config: str, **kwargs: Any) -> Session:

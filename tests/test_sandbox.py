@@ -3,14 +3,13 @@ write only inside the worktree and a private /tmp, see HOME read-only and no cre
 folders, get no network and no secrets unless allowed; timeouts and cancels leave no
 process; sandboxed commands need no approval, deny rules hold, ``"sandbox": false`` asks.
 
-Without bwrap these tests are skipped, except in CI (``CI`` or ``TUI_AGENT_CI`` set, as
-``.ci/run`` does), where a missing sandbox is a failure."""
+The sandbox is on by default: these sessions get it from no ``[sandbox]`` table at all.
+Without bwrap the tests that need it fail, saying how to get it (``.ci/run`` installs it);
+none is skipped."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import inspect
 import json
 import os
 import socket
@@ -21,42 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write
+from conftest import needs_bwrap, running, write
 
 from tui_agent import ApprovalRequest, Decision, Session, create_session
 from tui_agent.core.paths import user_config_dir
-from tui_agent.sandbox import Sandbox, availability, caused, scrubbed_env
+from tui_agent.sandbox import Sandbox, caused, scrubbed_env
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
-WHY_NOT = availability()
-
-
-def needs_bwrap(test: Any) -> Any:
-    """These tests run the real bubblewrap: without it they fail, saying how to get it
-    (.ci/run installs it), never skip."""
-
-    def check() -> None:
-        if WHY_NOT is not None:
-            pytest.fail(f"no sandbox here: {WHY_NOT} (apt-get install bubblewrap)")
-
-    if inspect.iscoroutinefunction(test):
-
-        @functools.wraps(test)
-        async def checked(*args: Any, **kwargs: Any) -> Any:
-            check()
-            return await test(*args, **kwargs)
-
-        return checked
-
-    @functools.wraps(test)
-    def checked_sync(*args: Any, **kwargs: Any) -> Any:
-        check()
-        return test(*args, **kwargs)
-
-    return checked_sync
-
-
-ON = '[permission]\n"*" = "allow"\n[sandbox]\nenabled = true\n'
+ON = '[permission]\n"*" = "allow"\n'  # no [sandbox] table: on by default
 
 
 def configure(text: str) -> None:
@@ -112,7 +83,8 @@ def test_settings_problems_and_defaults(project: Path) -> None:
     made = create_session(project)
     problems = [str(p) for p in made.extensions.config_problems]
     assert any("sandbox.enabled must be true or false" in p for p in problems), problems
-    assert not made.sandbox.settings.enabled  # the whole table is dropped, defaults apply
+    # the whole table is dropped, the defaults apply: on, no network
+    assert made.sandbox.settings.enabled and not made.sandbox.settings.network
     made.transcript.journal.close()
     configure("[sandbox]\nenabled = false\n")
     off = create_session(project)
@@ -179,13 +151,60 @@ async def test_protected_folders_and_home_are_read_only(
 
 
 @needs_bwrap
+async def test_protected_folders_not_there_yet_cannot_be_made(
+    session: Session, project: Path
+) -> None:
+    """A trusted folder with no .tui-agent/ yet: a command must not plant a plugin there
+    (it would load at the next start). Nothing is left behind in the worktree."""
+    before = sorted(p.name for p in project.rglob("*"))
+    for command in [
+        "mkdir -p .tui-agent/plugins && echo evil > .tui-agent/plugins/x.py",
+        "mkdir -p .agents/tools && echo evil > .agents/tools/x.py",
+        "mkdir .claude; echo '{}' > .claude/settings.json",
+        "mkdir .git/hooks; echo evil > .git/hooks/pre-commit",
+        "rm -rf .tui-agent && mkdir .tui-agent && touch .tui-agent/config.toml",
+    ]:
+        result = await run(session, command)
+        assert result["exit_status"] != 0, (command, result)
+    assert sorted(p.name for p in project.rglob("*")) == before
+    # two commands at once share the placeholders: the first to end leaves them in place
+    slow = asyncio.ensure_future(run(session, "sleep 1; mkdir .tui-agent/x"))
+    await asyncio.sleep(0.3)
+    assert (await run(session, "true"))["exit_status"] == 0
+    assert (await slow)["exit_status"] != 0 and not (project / ".tui-agent" / "x").exists()
+    assert sorted(p.name for p in project.rglob("*")) == before
+    # what the user makes themselves later is theirs: not touched
+    (project / ".tui-agent").mkdir()
+    assert (await run(session, "true"))["exit_status"] == 0
+    assert (project / ".tui-agent").is_dir()
+
+
+@needs_bwrap
 async def test_user_shell_runs_in_the_sandbox(
     session: Session, project: Path, isolated_home: Path
 ) -> None:
     outside = isolated_home / "typed.txt"
-    done = await session.shell(f"echo x > {outside}; echo y > inside.txt")
+    done = await session.shell(f"echo y > inside.txt; echo x > {outside}")
     assert not outside.exists() and (project / "inside.txt").exists()
     assert "Read-only file system" in done.output
+    # the user is told how to run it outside: !!command, their own escape hatch
+    [note] = [n.text for n in session.output.history if "!!" in n.text]
+    assert "a write outside the writable folders" in note
+    assert f"!!echo y > inside.txt; echo x > {outside}" in note
+    done = await session.shell(f"echo x > {outside}", sandbox=False)
+    assert done.ok and outside.read_text() == "x\n"
+    # a failure that is not the sandbox's doing gets no such note
+    await session.shell("exit 3")
+    assert len([n for n in session.output.history if "!!" in n.text]) == 1
+
+
+def test_a_double_bang_line_runs_outside() -> None:
+    from tui_agent.core import user_shell
+
+    assert user_shell.command_of("!!git push") == "git push"
+    assert user_shell.outside("!!git push") and not user_shell.outside("!git push")
+    assert user_shell.command_of("!git push") == "git push"
+    assert user_shell.command_of("!! ") == "" and user_shell.command_of("git") is None
 
 
 # -- network and secrets -----------------------------------------------------------------------
@@ -220,7 +239,7 @@ def server() -> Iterator[int]:
 @needs_bwrap
 @pytest.mark.parametrize("network", [False, True])
 async def test_network_only_when_allowed(project: Path, server: int, network: bool) -> None:
-    configure(ON + f"network = {str(network).lower()}\n")
+    configure(ON + f"[sandbox]\nnetwork = {str(network).lower()}\n")
     session = create_session(project)
     command = f"exec 3<>/dev/tcp/127.0.0.1/{server} && head -1 <&3"
     result = await run(session, command)
@@ -255,27 +274,11 @@ async def test_secrets_do_not_reach_the_command(
 # -- processes ---------------------------------------------------------------------------------
 
 
-def alive(marker: str) -> list[int]:
-    """PIDs of processes whose command line holds ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (entry / "stat").read_text().split(") ", 1)[1][0]
-        except (OSError, IndexError):
-            continue
-        if marker in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
 async def gone(marker: str, seconds: float = 5) -> bool:
     deadline = time.monotonic() + seconds
-    while alive(marker) and time.monotonic() < deadline:
+    while running(marker) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    return not alive(marker)
+    return not running(marker)
 
 
 @needs_bwrap
@@ -283,7 +286,7 @@ async def test_a_timeout_kills_everything_in_the_sandbox(session: Session) -> No
     marker = f"sleep 4141.{os.getpid()}"  # this run's only
     result = await run(session, f"({marker}; true) & {marker}; true", timeout=0.5)
     assert "timed out" in result["error"]
-    assert await gone(marker), alive(marker)
+    assert await gone(marker), running(marker)
 
 
 @needs_bwrap
@@ -291,13 +294,31 @@ async def test_a_cancel_kills_everything_in_the_sandbox(session: Session) -> Non
     marker = f"sleep 4242.{os.getpid()}"  # this run's only
     task = asyncio.ensure_future(run(session, f"({marker}; true) & setsid {marker}; true"))
     deadline = time.monotonic() + 5
-    while len(alive(marker)) < 2 and time.monotonic() < deadline:
+    while len(running(marker)) < 2 and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    assert len(alive(marker)) >= 2
+    assert len(running(marker)) >= 2
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await gone(marker), alive(marker)
+    assert await gone(marker), running(marker)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("how", ["execute", "!command"])
+async def test_a_cancel_while_the_sandbox_starts_leaves_nothing(
+    session: Session, how: str
+) -> None:
+    """Esc right after the call: bwrap may be setting up, or not even started yet."""
+    for n, delay in enumerate([0, 0, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05]):
+        marker = f"sleep 4444.{os.getpid()}{n}"
+        command = f"exec {marker}"
+        run_it = run(session, command) if how == "execute" else session.shell(command)
+        task = asyncio.ensure_future(run_it)
+        await asyncio.sleep(delay)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+        assert await gone(marker, 2), (delay, running(marker))
 
 
 @needs_bwrap
@@ -305,12 +326,12 @@ async def test_a_cancelled_user_shell_command_leaves_nothing(session: Session) -
     marker = f"sleep 4343.{os.getpid()}"  # this run's only
     task = asyncio.ensure_future(session.shell(f"({marker}; true) & {marker}; true"))
     deadline = time.monotonic() + 5
-    while not alive(marker) and time.monotonic() < deadline:
+    while not running(marker) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert session.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await gone(marker), alive(marker)
+    assert await gone(marker), running(marker)
 
 
 # -- approvals: real turns against FakeOpenAI ---------------------------------------------------
@@ -321,7 +342,7 @@ async def test_a_cancelled_user_shell_command_leaves_nothing(session: Session) -
 async def test_sandboxed_commands_need_no_approval_deny_holds_and_the_hatch_asks(
     project: Path, tmp_path: Path
 ) -> None:
-    configure('[sandbox]\nenabled = true\n[permission.execute]\n"rm *" = "deny"\n')
+    configure('[permission.execute]\n"rm *" = "deny"\n')
     write(project / "x", "precious\n")
     outside = tmp_path / "home" / "out.txt"  # HOME: read-only in the sandbox
     calls = [
@@ -358,7 +379,7 @@ async def test_sandboxed_commands_need_no_approval_deny_holds_and_the_hatch_asks
 @needs_bwrap
 @pytest.mark.real_permissions
 async def test_the_hatch_asks_even_in_allow_all_mode(project: Path) -> None:
-    configure("[sandbox]\nenabled = true\n")
+    configure("# defaults: the sandbox on\n")
     session = create_session(project)
     session.set_mode("allow-all")
     approver = Recorder("deny")
@@ -367,6 +388,25 @@ async def test_the_hatch_asks_even_in_allow_all_mode(project: Path) -> None:
     assert not approver.requests
     assert "User denied" in (await run(session, "true", sandbox=False))["error"]
     assert len(approver.requests) == 1
+    session.transcript.journal.close()
+
+
+@needs_bwrap
+@pytest.mark.real_permissions
+async def test_modes_with_the_sandbox(project: Path) -> None:
+    """ask and auto-edit run sandboxed commands unasked; plan refuses them all the same."""
+    configure("# defaults: the sandbox on\n")
+    session = create_session(project)
+    approver = Recorder("deny")
+    session.approver = approver
+    session.set_mode("auto-edit")
+    assert (await run(session, "echo edit > edit.txt"))["exit_status"] == 0
+    assert (project / "edit.txt").read_text() == "edit\n" and not approver.requests
+    session.set_mode("plan")
+    refused = await run(session, "echo plan > plan.txt")
+    assert "plan mode" in refused["error"] and not (project / "plan.txt").exists()
+    assert "plan mode" in (await run(session, "true", sandbox=False))["error"]
+    assert not approver.requests  # refused, not asked
     session.transcript.journal.close()
 
 
@@ -426,6 +466,7 @@ async def test_the_app_runs_sandboxed_commands_unasked_and_the_dialog_says_outsi
 
     from tui_agent.testing import run_app, send, turn_over, wait_for
     from tui_agent.ui.approval import ApprovalScreen
+    from tui_agent.ui.shell_block import ShellBlock
 
     configure("[sandbox]\nenabled = true\n")
     outside = isolated_home / "outside.txt"
@@ -448,5 +489,12 @@ async def test_the_app_runs_sandboxed_commands_unasked_and_the_dialog_says_outsi
             await wait_for(pilot, lambda: screen.armed)
             await pilot.press("n")
             await turn_over(pilot)
-    assert not outside.exists()
+            assert not outside.exists()
+            # the user's own !!command runs outside, and its block says so
+            await send(pilot, f"!!echo mine > {outside}")
+            await wait_for(pilot, lambda: outside.is_file())
+            await turn_over(pilot)
+            header = str(app.query(ShellBlock).last().header.render())
+            assert header.startswith("✔ !!echo mine") and "outside the sandbox" in header
+    assert outside.read_text() == "mine\n"
     session.transcript.journal.close()

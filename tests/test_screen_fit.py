@@ -228,6 +228,7 @@ def label_background(button: Button) -> tuple[int, int, int]:
 
 
 @pytest.mark.real_permissions
+@pytest.mark.usefixtures("sandbox_off")  # execute asks
 async def test_the_approval_buttons_show_their_keys_and_are_dimmed_until_armed(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

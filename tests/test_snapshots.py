@@ -132,12 +132,23 @@ def test_approval_dialog_before_its_key_guard_ends(
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
 
 
+OUTSIDE = ApprovalRequest(  # the escape hatch: a command the model wants run unsandboxed
+    tool="execute",
+    called_as="execute",
+    args={"command": "pip install -e .", "sandbox": False},
+    subject="pip install -e .",
+    rule="sandbox: false — runs OUTSIDE the sandbox (always asked)",
+    session_pattern="pip install *",
+)
+
+
 def test_approval_dialog_armed(snap_compare: Any, home_project: Path) -> None:
+    """Armed, for a command the model asks to run outside the sandbox."""
     app = TuiAgentApp(create_session(home_project))
 
     async def run_before(pilot: Any) -> None:
         await still(pilot)
-        pilot.app.push_screen(ApprovalScreen(REQUEST))
+        pilot.app.push_screen(ApprovalScreen(OUTSIDE))
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
         await wait_for(pilot, lambda: pilot.app.screen.armed)
         await pilot.pause(0.1)

@@ -67,6 +67,7 @@ def test_long_output_keeps_its_end_as_execute_does(session: Session) -> None:
     assert "\n1\n" not in content and "\n5000\n```" in content
 
 
+@pytest.mark.usefixtures("sandbox_off")  # the kill without bwrap
 def test_cancel_kills_the_process_group_and_records_what_came(
     session: Session, tmp_path: Path
 ) -> None:

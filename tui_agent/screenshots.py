@@ -49,8 +49,11 @@ async def shoot(out: Path, work: Path) -> list[Path]:
             "- `app.py` has a `main()` that prints a greeting\n\n"
             "Shall I add a test for `main()`?"
         ),
-        Reply(calls=[Call("execute", {"command": "python -m pytest -q && git status --short"})]),
-        Reply("Understood: I will not run the tests. Tell me when I may."),
+        Reply(  # pip must reach PyPI and your environment: outside the sandbox, so it asks
+            "Installing needs the network and your environment, so outside the sandbox.",
+            calls=[Call("execute", {"command": "pip install -e .", "sandbox": False})],
+        ),
+        Reply("Understood: I will not install it. Tell me when I may."),
     ]
     async with FakeOpenAI(script, models=["demo-model"], context_limit=32_768) as server:
         session = create_session(project, base_url=server.base_url, model="demo-model")
@@ -64,7 +67,7 @@ async def shoot(out: Path, work: Path) -> list[Path]:
             await pilot.pause(0.3)
             written.append(Path(app.save_screenshot("chat.svg", str(out))))
 
-            prompt.text = "Run the tests"  # type: ignore[attr-defined]
+            prompt.text = "Install it in my environment"  # type: ignore[attr-defined]
             await pilot.press("enter")
             await _wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
             await _wait_for(pilot, lambda: app.screen.armed)  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ the journal and in the next request, and that request is a transcript the API ac
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write
+from conftest import running, sleeper, write
 
 from tui_agent import create_session
 from tui_agent.core import events as ev
@@ -183,14 +184,6 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in {"Z", "X"}
 
 
 def wait_until(condition: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
@@ -441,7 +434,8 @@ async def test_tool_fault_goes_back_to_the_model_and_the_turn_goes_on(
 async def test_a_command_past_its_timeout_is_killed_and_the_turn_goes_on(
     project: Path, server: StallingOpenAI
 ) -> None:
-    command = "echo $$ > sleeper.pid; exec sleep 30"
+    marker = sleeper()
+    command = f"echo started > started.txt; exec {marker}"
     server.script += [
         Reply(calls=[Call("execute", {"command": command, "timeout": 0.5})]),
         Reply("recovered"),
@@ -456,8 +450,8 @@ async def test_a_command_past_its_timeout_is_killed_and_the_turn_goes_on(
     (result,) = tool_results(server.requests[1]["messages"])
     assert result["ok"] is False
     assert result["error"].startswith("timed out after 0.5s"), result
-    pid = int((project / "sleeper.pid").read_text())
-    wait_until(lambda: not alive(pid), "the timed-out command to die", timeout=5)
+    assert (project / "started.txt").read_text() == "started\n"
+    wait_until(lambda: not running(marker), "the timed-out command to die", timeout=5)
     assert await session.turn("second question") == "second answer"
     assert_nothing_lost(server, project, "first question", "second question")
 
@@ -686,38 +680,42 @@ def test_headless_fault_exits_1_with_one_clear_line_then_continue(
 # -- headless: kill -9 and Ctrl+C mid-turn ----------------------------------------------------
 
 
-def sleeper_command(project: Path) -> str:
-    return f"echo $$ > {project / 'sleeper.pid'}; exec sleep 30"
+def sleeper_command(marker: str) -> str:
+    """The command of the mid-tool faults: ``running(marker)`` finds its process (in the
+    sandbox, ``$$`` would be a PID of its own namespace)."""
+    return f"exec {marker}"
 
 
 @pytest.mark.parametrize("moment", ["mid-stream", "mid-tool"])
 def test_kill_9_mid_turn_then_continue(
     project: Path, server: StallingOpenAI, isolated_home: Path, moment: str
 ) -> None:
-    pid_file = project / "sleeper.pid"
+    marker = sleeper()
     if moment == "mid-stream":
         server.script.append(Reply("a long reply " * 50, delay=0.05))
     else:
-        server.script.append(Reply(calls=[Call("execute", {"command": sleeper_command(project)})]))
+        server.script.append(Reply(calls=[Call("execute", {"command": sleeper_command(marker)})]))
     process = start_cli("run", "first question", cwd=project, base_url=server.base_url)
     try:
         if moment == "mid-stream":
             wait_until(lambda: len(server.requests) == 1, "the first request")
             time.sleep(0.3)  # a few chunks in
         else:
-            wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() != "", "tool")
+            # the command itself, not bwrap still setting up: a SIGKILL in bwrap's first
+            # milliseconds can leave its inside running (bubblewrap's own window)
+            wait_until(lambda: running(marker, first=True) != [], "tool")
         assert process.poll() is None, process.communicate()
         process.kill()
         process.communicate(timeout=WAIT)
+        if moment == "mid-tool":  # the sandbox (on by default) dies with the agent
+            wait_until(lambda: not running(marker), "the command to die with the agent", 5)
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
-        if pid_file.exists() and pid_file.read_text().strip():
-            try:  # the command's process group outlives a killed tui-agent
-                os.killpg(int(pid_file.read_text()), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        for pid in running(marker):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
     assert process.returncode == -signal.SIGKILL
 
     server.script.append(Reply("second answer"))
@@ -740,12 +738,11 @@ def test_ctrl_c_mid_tool_cancels_it_then_continue(
     project: Path, server: StallingOpenAI, isolated_home: Path
 ) -> None:
     """Headless Esc: SIGINT cancels the turn, kills the command's processes, exits 1."""
-    pid_file = project / "sleeper.pid"
-    server.script.append(Reply(calls=[Call("execute", {"command": sleeper_command(project)})]))
+    marker = sleeper()
+    server.script.append(Reply(calls=[Call("execute", {"command": sleeper_command(marker)})]))
     process = start_cli("run", "first question", cwd=project, base_url=server.base_url)
     try:
-        wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() != "", "tool")
-        pid = int(pid_file.read_text())
+        wait_until(lambda: running(marker) != [], "tool")
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=WAIT)
     finally:
@@ -756,7 +753,7 @@ def test_ctrl_c_mid_tool_cancels_it_then_continue(
     assert "Traceback" not in stderr
     assert_no_secret(isolated_home, stdout, stderr)
     assert error_lines(stderr) == ["tui-agent: cancelled"]
-    wait_until(lambda: not alive(pid), "the cancelled command to die", timeout=5)
+    wait_until(lambda: not running(marker), "the cancelled command to die", timeout=5)
 
     continue_in_process(project, server)
     (result,) = tool_results(server.requests[-1]["messages"])

@@ -9,17 +9,21 @@ request is a transcript the OpenAI API accepts (``server.rejected == []``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
 import os
 import socket
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import running as processes
+from conftest import sleeper
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
@@ -233,15 +237,6 @@ def closed_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
-
-
-def alive(pid: int) -> bool:
-    """A process that exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 # -- HTTP errors -----------------------------------------------------------------------------
@@ -541,24 +536,27 @@ async def test_a_raising_hook_fails_the_call_not_the_app(
 async def test_a_tool_hanging_past_its_timeout_is_killed(
     project: Path, server: GatedOpenAI
 ) -> None:
-    command = "sleep 30 & echo $! > sleeper.pid; wait"
+    marker = sleeper()  # found by its command line: in the sandbox $! is another PID
+    command = f"echo started > started.txt; {marker} & wait"
     call = Call("execute", {"command": command, "timeout": 0.5})
     _, block, _ = await tool_fault(project, server, call, "timed out after 0.5s")
-    pid = int((project / "sleeper.pid").read_text())
-    assert not alive(pid), "the timed-out command's child still runs"
+    assert (project / "started.txt").is_file()
+    deadline = time.monotonic() + 5
+    while processes(marker) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not processes(marker), "the timed-out command's child still runs"
     assert block.finished is not None and block.finished - block.started < 10
 
 
 async def test_escape_during_a_tool_cancels_it_and_kills_the_process(
     project: Path, server: GatedOpenAI
 ) -> None:
-    command = "sleep 30 & echo $! > sleeper.pid; wait"
-    server.script += [Reply(calls=[Call("execute", {"command": command})])]
+    marker = sleeper()
+    server.script += [Reply(calls=[Call("execute", {"command": f"{marker} & wait"})])]
     session = open_session(project, server)
-    pid_file = project / "sleeper.pid"
     async with running(session) as (app, pilot):
         await send(pilot, "sleep a while")
-        await wait_for(pilot, lambda: pid_file.is_file() and pid_file.read_text().strip())
+        await wait_for(pilot, lambda: processes(marker))
         block = app.chat.query_one(ToolCallBlock)
         assert block.result is None
         await type_draft(pilot)
@@ -570,8 +568,7 @@ async def test_escape_during_a_tool_cancels_it_and_kills_the_process(
         assert first.startswith("✖"), first
         await pilot.pause(0.3)
         assert plain(block.header) == first, "the block still spins"
-        pid = int(pid_file.read_text())
-        await wait_for(pilot, lambda: not alive(pid))
+        await wait_for(pilot, lambda: not processes(marker))
         request = await still_works(pilot, app, session, server, ["sleep a while"])
         [result] = tool_results(request)
         assert result["error"] == "cancelled by the user"

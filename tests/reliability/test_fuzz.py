@@ -162,7 +162,7 @@ BUNDLED = {
     "glob": ["pattern", "path"],
     "grep": ["pattern", "path", "include", "ignore_case"],
     "list": ["path", "depth"],
-    "execute": ["command", "timeout", "workdir"],
+    "execute": ["command", "timeout", "workdir", "sandbox"],
     "git": ["args"],
 }
 HARMLESS_COMMANDS = ["true", ":", "echo fuzz", "exit 3", "printf '%s' ok", "echo err >&2"]
@@ -215,6 +215,7 @@ well_typed: dict[str, st.SearchStrategy[Any]] = {
     "ignore_case": st.booleans(),
     "timeout": mostly(st.floats(0.5, 600) | st.integers(1, 600), 0, -1, NAN, INF, 1e-9, 601),
     "command": st.sampled_from(HARMLESS_COMMANDS),
+    "sandbox": mostly(st.just(True), False),  # false: asked, and denied headless
     "args": st.text(max_size=16) | st.lists(st.text(max_size=8), max_size=4),
 }
 

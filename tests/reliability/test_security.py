@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write
+from conftest import SANDBOX_OFF, needs_bwrap, write
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -47,8 +47,11 @@ ALLOW_ALL = '[permission]\n"*" = "allow"\n'
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def user_config(text: str) -> Path:
-    return write(user_config_dir() / "config.toml", text)
+def user_config(text: str, *, sandbox: bool = False) -> Path:
+    """The user config; the sandbox off unless ``sandbox``: these tests are about what asks
+    and what is checked, with ``execute`` as the tool that asks (a sandboxed one is not
+    asked about: tests/test_sandbox.py)."""
+    return write(user_config_dir() / "config.toml", text + ("" if sandbox else SANDBOX_OFF))
 
 
 class Recorder:
@@ -807,6 +810,7 @@ async def test_grep_does_not_follow_symlinks_out_of_the_worktree(
 async def test_execute_in_a_workdir_outside_asks_even_when_allowed(
     project: Path, layout: Path, server: FakeOpenAI
 ) -> None:
+    """Without the sandbox; in it (below) such a command runs unasked and cannot write."""
     approver = Recorder("deny")
     session = session_for(project, server, '[permission]\nexecute = "allow"\n', approver=approver)
     results = await model_calls(
@@ -816,6 +820,22 @@ async def test_execute_in_a_workdir_outside_asks_even_when_allowed(
         Call("bash", {"command": "touch made.txt", "workdir": "link_dir"}),
     )
     assert [r.get("error") for r in results] == ["User denied permission: execute"] * 2
+    assert not (layout / "made.txt").exists()
+
+
+@needs_bwrap
+async def test_execute_in_a_workdir_outside_cannot_write_there_in_the_sandbox(
+    project: Path, layout: Path, server: FakeOpenAI
+) -> None:
+    approver = Recorder("deny")
+    user_config('[permission]\nexecute = "allow"\n', sandbox=True)
+    session = session_for(project, server, approver=approver)
+    assert session.sandbox.active
+    results = await model_calls(
+        session, server, Call("execute", {"command": "touch made.txt", "workdir": str(layout)})
+    )
+    assert not approver.requests and results[0]["exit_status"] != 0
+    assert "Read-only file system" in results[0]["output"]
     assert not (layout / "made.txt").exists()
 
 
@@ -1180,13 +1200,26 @@ async def test_the_app_shows_and_saves_no_key(
     assert session.transcript.journal.path.is_file()
 
 
+@needs_bwrap
+async def test_in_the_sandbox_execute_never_sees_the_key(
+    project: Path, server: FakeOpenAI, api_key: str, log_file: Path
+) -> None:
+    """The default: ``env`` in the sandbox prints no key, so nothing anywhere holds it."""
+    user_config(ALLOW_ALL, sandbox=True)
+    session = create_session(project, base_url=server.base_url, model="fake-model")
+    [result] = await model_calls(session, server, Call("execute", {"command": "env"}))
+    assert result["exit_status"] == 0 and "PATH=" in result["output"]
+    assert api_key not in result["output"]
+    assert leaks(api_key, [project.parent]) == []
+
+
 async def test_execute_output_is_the_one_place_the_key_may_appear(
     project: Path, server: FakeOpenAI, api_key: str, log_file: Path
 ) -> None:
-    """``execute`` inherits the environment, as a terminal (and Claude Code's Bash tool)
-    does, so ``env`` prints the key: that is tool output the user allowed, journaled and
-    sent to the model like any other. Everywhere else (logs, history, journal header) the
-    key stays out."""
+    """Without the sandbox ``execute`` inherits the environment, as a terminal (and Claude
+    Code's Bash tool) does, so ``env`` prints the key: that is tool output the user
+    allowed, journaled and sent to the model like any other. Everywhere else (logs,
+    history, journal header) the key stays out."""
     user_config(ALLOW_ALL)
     session = create_session(project, base_url=server.base_url, model="fake-model")
     [result] = await model_calls(session, server, Call("execute", {"command": "env"}))

@@ -126,9 +126,11 @@ class Rewound:
 
 @dataclass(frozen=True)
 class ShellStarted:
-    """A ``!command`` the user typed started (``session.shell``): no model, no approval."""
+    """A ``!command`` the user typed started (``session.shell``): no model, no approval;
+    ``outside``: a ``!!command``, outside the sandbox."""
 
     command: str
+    outside: bool = False
 
 
 @dataclass(frozen=True)

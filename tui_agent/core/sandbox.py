@@ -10,7 +10,8 @@ anywhere, or write outside the project. Inside the sandbox:
   its commands and removed when it closes) and ``allow_write`` folders are writable;
 - inside the worktree the files that decide what runs stay read-only: ``.git/hooks``,
   ``.git/config``, ``.tui-agent/``, ``.agents/``, and ``.claude/`` and ``.opencode/``
-  (their commands and hooks load in a trusted folder), those that exist;
+  (their commands and hooks load in a trusted folder); those not there yet get an empty
+  read-only folder in their place, so a command cannot make them (removed afterwards);
 - credential folders (``~/.ssh``, ``~/.aws``, ``~/.config/gcloud``, ``~/.gnupg``,
   tui-agent's config folder, ``hide = [...]``) are hidden behind an empty read-only
   folder (a file behind ``/dev/null``);
@@ -19,9 +20,12 @@ anywhere, or write outside the project. Inside the sandbox:
   (``scrub_env = [...]`` adds patterns);
 - no network unless ``network = true`` (a network namespace with only loopback, which is
   the sandbox's own: the host's 127.0.0.1 is not reachable either);
-- its own PID namespace (``--unshare-pid``) and ``--die-with-parent``: killing bwrap, or
-  the agent dying, kills every process the command started; ``--new-session`` so a
-  command cannot push keys into the user's terminal (TIOCSTI).
+- its own PID namespace (``--unshare-pid``) and ``--die-with-parent``: killing bwrap's
+  process group, or the agent dying, kills every process the command started. No
+  ``--new-session``: the command already runs in a session of its own with no terminal
+  (``start_new_session``, stdin from /dev/null, and ``--dev`` has none of the host's
+  ttys), so it cannot push keys into the user's terminal; and in bwrap's group, a
+  cancel that comes while bwrap is still setting up reaches what it started too.
 
 Nothing here imports Textual; bwrap is tried once per process (``availability``).
 """
@@ -95,7 +99,7 @@ _CAUSES = (
         "no network",
     ),
 )
-DEFAULT_ENABLED = False  # until the whole feature has landed; then: on where bwrap works
+DEFAULT_ENABLED = True  # on where bwrap works (availability says why not elsewhere)
 
 
 @dataclass(frozen=True)
@@ -241,6 +245,15 @@ class Sandbox:
         found = [_expand(p, self.home) for p in places] + [paths.user_config_dir()]
         return list(dict.fromkeys(p for p in found if p.exists() or p.is_symlink()))
 
+    def protected(self) -> list[Path]:
+        """The worktree's paths that decide what runs: those that exist, and those that
+        could be made (their folder exists; ``.git/...`` only in a git worktree)."""
+        return [
+            place
+            for name in PROTECTED
+            if (place := self.worktree / name).exists() or place.parent.is_dir()
+        ]
+
     def env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         environ = os.environ if environ is None else environ
         env = scrubbed_env(environ, DEFAULT_SCRUB + self.settings.scrub_env, self.secrets)
@@ -256,6 +269,10 @@ class Sandbox:
         home = str(self.home)
         if self.home.is_dir():  # read-only again: it may sit under the private /tmp
             args += ["--ro-bind", home, home]
+        if workdir.is_dir() and workdir.resolve().is_relative_to("/tmp"):
+            # a workdir under the real /tmp (outside the worktree): seen read-only (the
+            # worktree's own binds below make its part writable again)
+            args += ["--ro-bind", str(workdir), str(workdir)]
         for place in self.hidden():
             if place.is_dir() and not place.is_symlink():
                 args += ["--tmpfs", str(place), "--remount-ro", str(place)]
@@ -265,13 +282,14 @@ class Sandbox:
         for place in writable:
             if place.is_dir():
                 args += ["--bind", str(place), str(place)]
-        for name in PROTECTED:
-            place = self.worktree / name
+        for place in self.protected():
             if place.exists():
                 args += ["--ro-bind", str(place), str(place)]
+            else:  # not there yet: an empty read-only folder keeps it from being made
+                args += ["--tmpfs", str(place), "--remount-ro", str(place)]
         if not self.settings.network:
             args.append("--unshare-net")
-        args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
+        args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent"]
         args += ["--chdir", str(workdir), "--", *argv]
         return args
 
@@ -285,15 +303,36 @@ class Sandbox:
         if not self.active:
             yield argv, None
             return
-        if self.tmp is not None:
-            self.tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
-            yield self.arguments(argv, workdir, self.tmp), self.env(environ)
-            return
-        private = Path(tempfile.mkdtemp(prefix="tui-agent-sandbox-"))
-        try:
-            yield self.arguments(argv, workdir, private), self.env(environ)
-        finally:
-            shutil.rmtree(private, ignore_errors=True)
+        with _placeholders([p for p in self.protected() if not p.exists() or p in _MADE]):
+            if self.tmp is not None:
+                self.tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
+                yield self.arguments(argv, workdir, self.tmp), self.env(environ)
+                return
+            private = Path(tempfile.mkdtemp(prefix="tui-agent-sandbox-"))
+            try:
+                yield self.arguments(argv, workdir, private), self.env(environ)
+            finally:
+                shutil.rmtree(private, ignore_errors=True)
+
+
+# protected paths that did not exist: bwrap makes an empty folder in the worktree to mount
+# the read-only placeholder on; it is removed when the last command using it ends
+_MADE: dict[Path, int] = {}
+
+
+@contextlib.contextmanager
+def _placeholders(places: list[Path]) -> Iterator[None]:
+    for place in places:
+        _MADE[place] = _MADE.get(place, 0) + 1
+    try:
+        yield
+    finally:
+        for place in places:
+            _MADE[place] -= 1
+            if not _MADE[place]:
+                del _MADE[place]
+                with contextlib.suppress(OSError):  # not empty, or not ours: left alone
+                    place.rmdir()
 
 
 def caused(output: str) -> str | None:

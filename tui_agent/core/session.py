@@ -331,22 +331,25 @@ class Session:
         finally:
             self._turn = None
 
-    async def shell(self, command: str) -> ShellRun:
+    async def shell(self, command: str, *, sandbox: bool = True) -> ShellRun:
         """Run ``command`` as the user typed it after ``!``: ``bash -c`` in the session's
-        folder, no model and no approval (see ``core/user_shell.py``). Its output streams as
+        folder, no model and no approval (see ``core/user_shell.py``), in the sandbox when it
+        is on unless ``sandbox=False`` (``!!command``: the user's own choice, never the
+        model's). Its output streams as
         ``ShellOutput`` events between ``ShellStarted`` and ``ShellFinished``; the command
         and its output (the end of a long one) are then recorded as a user message, so the
         next prompt can refer to them. ``cancel()`` kills it and everything it started;
         what it printed until then is recorded, and ``CancelledError`` goes on up."""
         self._turn = asyncio.current_task()
+        box = self.sandbox if sandbox else None
         runner = user_shell.Runner(
             command,
             self.directory,
             lambda text: self.events.emit(ShellOutput(text)),
-            sandbox=self.sandbox,
+            sandbox=box,
         )
         try:
-            self.events.emit(ShellStarted(command))
+            self.events.emit(ShellStarted(command, outside=not sandbox and self.sandbox.active))
             try:
                 run = await runner.run()
             except asyncio.CancelledError:
@@ -358,6 +361,15 @@ class Session:
                 self.events.emit(ShellFinished(failed))
                 raise
             self._shell_done(run)
+            if box is not None and box.active and not run.ok:
+                from .sandbox import caused
+
+                why = caused(run.output)
+                if why is not None:
+                    self.output.say(
+                        f"That ran in the sandbox and may have failed because of it ({why}). "
+                        f"To run it outside the sandbox: !!{command}"
+                    )
             return run
         finally:
             self._turn = None

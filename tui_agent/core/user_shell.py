@@ -77,8 +77,16 @@ class ShellRun:
 
 
 def command_of(line: str) -> str | None:
-    """The command of a prompt line that starts with ``!`` (stripped), else None."""
-    return line[1:].strip() if line.startswith("!") else None
+    """The command of a prompt line that starts with ``!`` (or ``!!``: ``outside``),
+    stripped, else None."""
+    if not line.startswith("!"):
+        return None
+    return line[2:].strip() if outside(line) else line[1:].strip()
+
+
+def outside(line: str) -> bool:
+    """``!!command``: the user runs it outside the sandbox (their own escape hatch)."""
+    return line.startswith("!!")
 
 
 def clean(text: str) -> str:
@@ -165,8 +173,8 @@ class Runner:
         env = None
         if self.sandbox is not None:  # its private /tmp goes when the command has ended
             argv, env = self._cleanup.enter_context(self.sandbox.command(argv, self.directory))
-        try:
-            self._process = await asyncio.create_subprocess_exec(
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *argv,
                 cwd=str(self.directory),
                 env=env,
@@ -175,6 +183,14 @@ class Runner:
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
             )
+        )
+        try:
+            try:
+                self._process = await asyncio.shield(spawn)
+            except asyncio.CancelledError:  # cancelled while it started: it starts, and
+                self._process = await spawn  # stop() kills it (else it would run on)
+                self._reader = asyncio.ensure_future(self._read())
+                raise
             self._reader = asyncio.ensure_future(self._read())
             await asyncio.shield(self._reader)
         except asyncio.CancelledError:

@@ -360,8 +360,8 @@ class TuiAgentApp(App[None]):
         """Provider / model, the context window's use, tokens, the permission mode, the
         sandbox, working: the status under the prompt (the folder is in the header), each
         part with its shorter forms and what they are worth (``status.fit_status``): the
-        token count goes first, then the provider, the window's size, the model, "mode: ",
-        "sandbox", the context share; the mode and "working…" always stay."""
+        token count goes first, then the provider, the window's size, "sandbox", the model,
+        "no sandbox", "mode: ", the context share; the mode and "working…" always stay."""
         from .status import StatusPart  # with the session: after the first frame
 
         session = self.session
@@ -376,8 +376,10 @@ class TuiAgentApp(App[None]):
         parts.append(StatusPart((f"{session.agent.tokens.total_tokens} tokens", ""), (10,)))
         parts.append(StatusPart((f"mode: {session.mode}", session.mode), (50,)))
         sandbox = session.sandbox  # "sandbox" when on, "no sandbox" when wanted but missing
-        if sandbox.active or sandbox.settings.enabled:
-            parts.append(StatusPart(("sandbox" if sandbox.active else "no sandbox", ""), (45,)))
+        if sandbox.active:  # the usual state: gives way before the model's name
+            parts.append(StatusPart(("sandbox", ""), (35,)))
+        elif sandbox.settings.enabled:  # a warning: stays longer than the model's name
+            parts.append(StatusPart(("no sandbox", ""), (45,)))
         if session.busy:
             parts.append(StatusPart(("working…",)))
         return parts
@@ -485,7 +487,7 @@ class TuiAgentApp(App[None]):
             return None
         command = self.connection.shell_command(line)
         if command is not None:
-            return self.run_shell(command)
+            return self.run_shell(command, self.connection.shell_outside(line))
         return self.run_turn(line)
 
     @work(group="waiting", exit_on_error=False)
@@ -553,14 +555,15 @@ class TuiAgentApp(App[None]):
             self.refresh_bindings()  # Cancel leaves the footer
 
     @work(group="agent", exclusive=True, exit_on_error=False)
-    async def run_shell(self, command: str) -> None:
+    async def run_shell(self, command: str, outside: bool = False) -> None:
         """A ``!command``: run by the session without the model; its block in the chat
-        follows the session's events. Esc cancels it (the process group is killed)."""
+        follows the session's events. Esc cancels it (the process group is killed).
+        ``outside``: a ``!!command``, run outside the sandbox."""
         if not command:
             self.say("Type a shell command after ! (e.g. !git status).", "warning")
             return
         try:
-            await self.session.shell(command)
+            await self.session.shell(command, sandbox=not outside)
         except asyncio.CancelledError:
             raise  # the block says it was cancelled
         except Exception as exc:

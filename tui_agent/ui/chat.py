@@ -507,12 +507,13 @@ class ChatView(VerticalScroll):
         await self.mount(user_message(text, chips))
         await self.prune()
 
-    async def start_shell(self, command: str) -> None:
-        """A ``!command`` started: its block (``shell_block.py``), live until it ends."""
+    async def start_shell(self, command: str, outside: bool = False) -> None:
+        """A ``!command`` started: its block (``shell_block.py``), live until it ends;
+        ``outside``: a ``!!command``, marked as run outside the sandbox."""
         from .shell_block import ShellBlock  # after the first frame, with the first one
 
         await self.end_reply()
-        self._shell = ShellBlock(command)
+        self._shell = ShellBlock(command, outside=outside)
         await self.mount(self._shell)
         await self.prune()
 

@@ -106,6 +106,11 @@ class Connection:
         """The command of a ``!command`` line (the user's own shell command), else None."""
         return user_shell.command_of(line)
 
+    @staticmethod
+    def shell_outside(line: str) -> bool:
+        """A ``!!command`` line: the user's command runs outside the sandbox."""
+        return user_shell.outside(line)
+
     async def find_files(self, query: str, fresh: bool) -> list[str]:
         """The ``@`` picker's candidates for ``query``, best first: listed (in a thread)
         when the picker opens (``fresh``; a listing younger than a few seconds is used

@@ -118,7 +118,7 @@ async def mode_changed(app: TuiAgentApp, chat: ChatView, event: ev.ModeChanged) 
 
 
 async def shell_started(app: TuiAgentApp, chat: ChatView, event: ev.ShellStarted) -> None:
-    await chat.start_shell(event.command)
+    await chat.start_shell(event.command, event.outside)
     app.update_status()
     app.refresh_bindings()  # Cancel (Esc) comes into the footer
 

@@ -36,9 +36,10 @@ class ShellBlock(Vertical):
     INTERVAL = 0.1  # at most this often a redraw of the output while it streams
     LIVE_LINES = 200  # lines shown while it runs (the whole kept output once it ended)
 
-    def __init__(self, command: str, run: ShellRun | None = None) -> None:
+    def __init__(self, command: str, run: ShellRun | None = None, *, outside: bool = False) -> None:
         super().__init__()
         self.command = command
+        self.outside = outside  # a !!command: run outside the sandbox
         self.result: ShellRun | None = run
         self.started = time.monotonic()
         self.header = Static("", classes="header")
@@ -108,6 +109,10 @@ class ShellBlock(Vertical):
             mark = ("✔", "green") if run.ok else ("✖", "red")
             status = run.status if not run.ok else f"{run.elapsed:.1f}s" * bool(run.elapsed)
         command = self.command if len(self.command) <= 200 else self.command[:200] + "…"
+        bang = "!!" if self.outside else "!"
+        where = " · outside the sandbox" if self.outside else ""
         self.header.update(
-            Content.assemble(mark, " ", ("!", "dim"), (command, "bold"), " ", (status, "dim"))
+            Content.assemble(
+                mark, " ", (bang, "dim"), (command, "bold"), " ", (status + where, "dim")
+            )
         )
