@@ -85,7 +85,7 @@ FIELDS = {
     "resume": ["messages", "ms_to_interactive", "rss_mb"],
     "soak": ["turns", "failed", "rejected", "rss_growth", "turn_ms_ratio", "compactions"],
     "checkpoint": ["files", "first_ms", "incremental_ms", "baseline_ms"],
-    "sandbox": ["bare_ms", "sandboxed_ms", "overhead_ms"],
+    "sandbox": ["bare_ms", "sandboxed_ms", "overhead_ms", "hosts_ms"],
     "search": ["files", "ours_ms", "baseline_ms", "ratio"],
     "edit": ["cases", "one_target", "applied", "refused", "wrong"],
 }

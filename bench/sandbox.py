@@ -6,6 +6,9 @@ python bench/sandbox.py [--runs N]   # alone, prints the figures as JSON
 Both sides start the process as ``execute`` does (``bash -c``, its own session, output
 piped); the sandboxed side also builds the bwrap command line and the scrubbed
 environment each time. ``sandboxed_ms`` is None (and the goal unmet) without bwrap.
+``hosts_ms``: the same with ``network = [hosts]``, the command started behind the
+allowed-hosts forwarder (a Python started inside the sandbox; the proxy outside is
+already running after the first command, as it is in a session). Information, no goal.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from common import Sandbox, log, median, rounded
 
+from tui_agent.core import netproxy
 from tui_agent.sandbox import Sandbox as ShellSandbox
 from tui_agent.sandbox import availability
 
@@ -45,20 +49,27 @@ def bench_sandbox(box: Sandbox, runs: int = RUNS) -> dict[str, Any]:
     why = availability()
     if why is not None:
         log(f"sandbox: not measured ({why})")
-        return {"bare_ms": rounded(median(bare), 2), "sandboxed_ms": None, "overhead_ms": None}
+        nothing = {"sandboxed_ms": None, "overhead_ms": None, "hosts_ms": None}
+        return {"bare_ms": rounded(median(bare), 2), **nothing}
     shell = ShellSandbox.of({"sandbox": {"enabled": True}}, project, box.root / "sandbox-tmp")
-    sandboxed = []
+    hosts = ShellSandbox.of(
+        {"sandbox": {"enabled": True, "network": ["pypi.org"]}}, project, box.root / "hosts-tmp"
+    )
+    sandboxed, proxied = [], []
     for _ in range(runs):
-        started = time.perf_counter()
-        with shell.command(command, project) as (argv, env):
-            _once(argv, env, project)
-        sandboxed.append((time.perf_counter() - started) * 1000)
-    bare_ms, sandboxed_ms = median(bare), median(sandboxed)
-    assert bare_ms is not None and sandboxed_ms is not None
+        for shell_box, times in ((shell, sandboxed), (hosts, proxied)):
+            started = time.perf_counter()
+            with shell_box.command(command, project) as (argv, env):
+                _once(argv, env, project)
+            times.append((time.perf_counter() - started) * 1000)
+    netproxy.stop(box.root / "hosts-tmp")
+    bare_ms, sandboxed_ms, hosts_ms = median(bare), median(sandboxed), median(proxied)
+    assert bare_ms is not None and sandboxed_ms is not None and hosts_ms is not None
     return {
         "bare_ms": rounded(bare_ms, 2),
         "sandboxed_ms": rounded(sandboxed_ms, 2),
         "overhead_ms": rounded(sandboxed_ms - bare_ms, 2),
+        "hosts_ms": rounded(hosts_ms, 2),
     }
 
 

@@ -38,10 +38,21 @@ def kill_group(process: asyncio.subprocess.Process) -> None:
 
 
 SANDBOX_HELP = (
-    " It runs in a sandbox: writes only inside the worktree and /tmp, no network, "
+    " It runs in a sandbox: writes only inside the worktree and /tmp, {network}, "
     "credentials and secret environment variables hidden. When a command fails because "
     'of the sandbox, call again with "sandbox": false to run it outside (the user is asked).'
 )
+
+
+def sandbox_help(settings: Any) -> str:
+    """What the model is told about the sandbox, with its network as configured."""
+    if settings.network:
+        network = "network on"
+    elif settings.hosts:
+        network = f"network only to {', '.join(settings.hosts)} (http and https)"
+    else:
+        network = "no network"
+    return SANDBOX_HELP.format(network=network)
 
 
 @tui_agent.setup("execute")
@@ -65,7 +76,7 @@ def execute_setup(session: tui_agent.Session) -> None:
             "Run a shell command with bash in the session's folder. stdout and stderr are "
             "merged; returns exit_status and output (long output keeps its end). Default "
             f"timeout {DEFAULT_TIMEOUT}s, at most {MAX_TIMEOUT}s."
-            + (SANDBOX_HELP if sandbox.active else "")
+            + (sandbox_help(sandbox.settings) if sandbox.active else "")
         ),
         params={
             "command": {"type": "string", "description": "The bash command line"},

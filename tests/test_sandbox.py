@@ -10,9 +10,12 @@ none is skipped."""
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import os
+import shlex
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +26,7 @@ import pytest
 from conftest import needs_bwrap, running, write
 
 from tui_agent import ApprovalRequest, Decision, Session, create_session
+from tui_agent.core import netproxy
 from tui_agent.core.paths import user_config_dir
 from tui_agent.sandbox import Sandbox, caused, scrubbed_env
 from tui_agent.testing import Call, FakeOpenAI, Reply
@@ -86,6 +90,17 @@ def test_settings_problems_and_defaults(project: Path) -> None:
     # the whole table is dropped, the defaults apply: on, no network
     assert made.sandbox.settings.enabled and not made.sandbox.settings.network
     made.transcript.journal.close()
+    for bad in ['"yes"', '["pypi.org", 1]', '[""]']:
+        configure(f"[sandbox]\nnetwork = {bad}\n")
+        made = create_session(project)
+        problems = [str(p) for p in made.extensions.config_problems]
+        assert any("network must be true, false or a list of hosts" in p for p in problems)
+        assert not made.sandbox.settings.network and not made.sandbox.settings.hosts
+        made.transcript.journal.close()
+    configure('[sandbox]\nnetwork = ["pypi.org"]\n')
+    hosts = create_session(project)
+    assert hosts.sandbox.settings.hosts == ("pypi.org",) and hosts.sandbox.proxied
+    hosts.transcript.journal.close()
     configure("[sandbox]\nenabled = false\n")
     off = create_session(project)
     assert not off.sandbox.active and "off in config" in str(off.sandbox.reason)
@@ -248,6 +263,125 @@ async def test_network_only_when_allowed(project: Path, server: int, network: bo
     else:
         assert result["exit_status"] != 0 and "hello" not in result["output"]
     session.transcript.journal.close()
+
+
+class Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = f"hello from {self.server.server_address[0]} {self.path}\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def web() -> Iterator[dict[str, int]]:
+    """HTTP servers on 127.0.0.2 and 127.0.0.3 (loopback too, but not "localhost"): address
+    → port."""
+    servers = [http.server.ThreadingHTTPServer((ip, 0), Hello) for ip in ("127.0.0.2", "127.0.0.3")]
+    for one in servers:
+        threading.Thread(target=one.serve_forever, daemon=True).start()
+    yield {str(one.server_address[0]): int(one.server_address[1]) for one in servers}
+    for one in servers:
+        one.shutdown()
+        one.server_close()
+
+
+PYTHON = os.path.realpath(sys.executable)  # the venv may sit under the hidden /tmp
+
+
+def fetch(url: str, tunnel: bool = False) -> str:
+    """A command fetching ``url`` with Python through the proxy variables (``tunnel``:
+    by CONNECT, as https does)."""
+    if tunnel:
+        host, port, path = url.removeprefix("http://").replace("/", ":", 1).split(":")
+        code = (
+            "import http.client, os, urllib.parse as u\n"
+            "proxy = u.urlsplit(os.environ['HTTPS_PROXY'])\n"
+            "c = http.client.HTTPConnection(proxy.hostname, proxy.port)\n"
+            f"c.set_tunnel({host!r}, {port})\n"
+            f"c.request('GET', '/{path}')\n"
+            "print(c.getresponse().read().decode(), end='')"
+        )
+    else:
+        code = f"import urllib.request as r; print(r.urlopen({url!r}).read().decode(), end='')"
+    return f"{PYTHON} -I -c {shlex.quote(code)}"
+
+
+@needs_bwrap
+async def test_only_the_allowed_hosts_are_reachable(
+    project: Path, web: dict[str, int]
+) -> None:
+    configure(ON + '[sandbox]\nnetwork = ["127.0.0.2"]\n')
+    session = create_session(project)
+    allowed, other = web["127.0.0.2"], web["127.0.0.3"]
+    assert "network only to 127.0.0.2" in session.sandbox.describe()
+    assert "network only to 127.0.0.2" in session.toolbox.tools["execute"].description
+    plain = await run(session, fetch(f"http://127.0.0.2:{allowed}/plain"))
+    assert plain["output"] == "hello from 127.0.0.2 /plain\n", plain
+    tunnel = await run(session, fetch(f"http://127.0.0.2:{allowed}/tunnel", tunnel=True))
+    assert tunnel["output"] == "hello from 127.0.0.2 /tunnel\n", tunnel
+    for refused in (
+        await run(session, fetch(f"http://127.0.0.3:{other}/no")),
+        await run(session, fetch(f"http://127.0.0.3:{other}/no", tunnel=True)),
+    ):
+        assert refused["exit_status"] != 0 and "hello" not in refused["output"], refused
+        assert "a host the sandbox does not allow" in refused.get("sandbox", ""), refused
+    assert "403" in refused["output"]
+    # no way around the proxy: no route out of the sandbox
+    direct = await run(session, f"exec 3<>/dev/tcp/127.0.0.2/{allowed} && head -1 <&3")
+    assert direct["exit_status"] != 0 and "hello" not in direct["output"]
+    # the user's !command gets the same
+    done = await session.shell(fetch(f"http://127.0.0.2:{allowed}/typed"))
+    assert done.output == "hello from 127.0.0.2 /typed\n"
+    # a /reload with other hosts: the proxy follows
+    configure(ON + '[sandbox]\nnetwork = ["127.0.0.3"]\n')
+    await session.reload()
+    moved = await run(session, fetch(f"http://127.0.0.3:{other}/now"))
+    assert moved["output"] == "hello from 127.0.0.3 /now\n", moved
+    assert "403" in (await run(session, fetch(f"http://127.0.0.2:{allowed}/x")))["output"]
+    [proxy] = [p for k, p in netproxy._RUNNING.items() if k == session.sandbox.tmp]
+    await session.close()
+    assert not proxy.path.parent.exists()  # stopped with the session
+
+
+def test_host_patterns() -> None:
+    hosts = ("pypi.org", "*.github.com", "[::1]")
+    assert netproxy.allowed("PyPI.org.", hosts)
+    assert netproxy.allowed("api.github.com", hosts) and netproxy.allowed("a.b.github.com", hosts)
+    assert not netproxy.allowed("github.com", hosts)  # *.x is under x, not x itself
+    assert not netproxy.allowed("evilgithub.com", hosts)
+    assert not netproxy.allowed("pypi.org.evil.com", hosts)
+    assert netproxy.allowed("::1", hosts)
+    assert netproxy._target("CONNECT pypi.org:443 HTTP/1.1") == ("CONNECT", "pypi.org", 443, "")
+    assert netproxy._target("GET http://u:p@h.org/a?b HTTP/1.0") == ("GET", "h.org", 80, "/a?b")
+    assert netproxy._target("GET http://[::1]:8080/x HTTP/1.1") == ("GET", "[::1]", 8080, "/x")
+    for unusable in ["GET /relative HTTP/1.1", "CONNECT nohost HTTP/1.1", "GET https://h/ HTTP/1"]:
+        assert netproxy._target(unusable) is None
+
+
+def test_the_proxy_closes_a_plain_connection_after_one_request(web: dict[str, int]) -> None:
+    """A kept-alive connection cannot carry a second request to a host not allowed."""
+    proxy = netproxy.HostProxy(("127.0.0.2",))
+    proxy.start()
+    try:
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.connect(str(proxy.path))
+            first = f"GET http://127.0.0.2:{web['127.0.0.2']}/one HTTP/1.1\r\nHost: x\r\n\r\n"
+            second = f"GET http://127.0.0.3:{web['127.0.0.3']}/two HTTP/1.1\r\nHost: y\r\n\r\n"
+            conn.sendall((first + second).encode())
+            conn.settimeout(5)
+            got = b""
+            while data := conn.recv(65536):
+                got += data
+        assert b"hello from 127.0.0.2 /one" in got and b"127.0.0.3" not in got
+        assert got.count(b"HTTP/1.") == 1
+    finally:
+        proxy.close()
+    assert not proxy.path.parent.exists()
 
 
 @needs_bwrap

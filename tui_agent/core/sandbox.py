@@ -19,7 +19,9 @@ anywhere, or write outside the project. Inside the sandbox:
   variable named like ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``
   (``scrub_env = [...]`` adds patterns);
 - no network unless ``network = true`` (a network namespace with only loopback, which is
-  the sandbox's own: the host's 127.0.0.1 is not reachable either);
+  the sandbox's own: the host's 127.0.0.1 is not reachable either); ``network = ["pypi.org",
+  "*.github.com"]`` lets http(s) reach those hosts only, through a proxy outside the
+  sandbox (``core/netproxy.py``);
 - its own PID namespace (``--unshare-pid``) and ``--die-with-parent``: killing bwrap's
   process group, or the agent dying, kills every process the command started. No
   ``--new-session``: the command already runs in a session of its own with no terminal
@@ -45,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import paths
+from . import netproxy, paths
 
 # folders under HOME that hold credentials: hidden inside the sandbox
 DEFAULT_HIDE = (
@@ -74,9 +76,9 @@ DEFAULT_SCRUB = (
 )
 # inside the worktree: what decides what runs next (git hooks, our config and plugins)
 PROTECTED = (".git/hooks", ".git/config", ".tui-agent", ".agents", ".claude", ".opencode")
-KEYS: dict[str, tuple[type, str]] = {
+KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "enabled": (bool, "true or false"),
-    "network": (bool, "true or false"),
+    "network": ((bool, list), "true, false or a list of hosts"),
     "auto_allow": (bool, "true or false"),
     "allow_write": (list, "a list of folders"),
     "hide": (list, "a list of paths"),
@@ -98,6 +100,14 @@ _CAUSES = (
         ),
         "no network",
     ),
+    (
+        re.compile(
+            r"not an allowed host|CONNECT tunnel failed|Tunnel connection failed|"
+            r"HTTP Error 403: Forbidden|status code 403|ProxyError",
+            re.I,
+        ),
+        "a host the sandbox does not allow",
+    ),
 )
 DEFAULT_ENABLED = True  # on where bwrap works (availability says why not elsewhere)
 
@@ -108,6 +118,7 @@ class Settings:
 
     enabled: bool = DEFAULT_ENABLED
     network: bool = False
+    hosts: tuple[str, ...] = ()  # network = [hosts]: http(s) to these only, via the proxy
     auto_allow: bool = True
     allow_write: tuple[str, ...] = ()
     hide: tuple[str, ...] = ()
@@ -119,7 +130,8 @@ class Settings:
         table = table if isinstance(table, Mapping) and not problems(table) else {}
         return cls(
             enabled=bool(table.get("enabled", DEFAULT_ENABLED)),
-            network=bool(table.get("network", False)),
+            network=table.get("network", False) is True,
+            hosts=tuple(net) if isinstance(net := table.get("network"), list) else (),
             auto_allow=bool(table.get("auto_allow", True)),
             allow_write=tuple(table.get("allow_write", ())),
             hide=tuple(table.get("hide", ())),
@@ -137,7 +149,7 @@ def problems(table: Any) -> list[str]:
         if rule is None:
             found.append(f"sandbox.{key} is not a sandbox setting ({', '.join(KEYS)})")
         elif not isinstance(value, rule[0]) or (
-            isinstance(value, list) and not all(isinstance(item, str) for item in value)
+            isinstance(value, list) and not all(isinstance(item, str) and item for item in value)
         ):
             found.append(f"sandbox.{key} must be {rule[1]}")
     return found
@@ -228,7 +240,14 @@ class Sandbox:
         """One line for ``/permissions`` and the start note."""
         if not self.active:
             return f"Sandbox: off — {self.reason}. Shell commands run as before."
-        net = "network on" if self.settings.network else "no network"
+        hosts = self.settings.hosts
+        net = (
+            "network on"
+            if self.settings.network
+            else f"network only to {', '.join(hosts)} (http and https, through a proxy)"
+            if hosts
+            else "no network"
+        )
         asks = (
             "sandboxed commands need no approval"
             if self.settings.auto_allow
@@ -254,18 +273,34 @@ class Sandbox:
             if (place := self.worktree / name).exists() or place.parent.is_dir()
         ]
 
+    @property
+    def proxied(self) -> bool:
+        """Whether commands get out through the allowed-hosts proxy."""
+        return bool(self.settings.hosts) and not self.settings.network
+
     def env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         environ = os.environ if environ is None else environ
         env = scrubbed_env(environ, DEFAULT_SCRUB + self.settings.scrub_env, self.secrets)
         env["TMPDIR"] = "/tmp"
+        if self.proxied:
+            env |= netproxy.proxy_env()
         return env
 
-    def arguments(self, argv: list[str], workdir: Path, private_tmp: Path) -> list[str]:
+    def arguments(
+        self, argv: list[str], workdir: Path, private_tmp: Path, proxy: Path | None = None
+    ) -> list[str]:
         """The bwrap command line running ``argv`` in ``workdir``; mounts in order, later
-        over earlier."""
+        over earlier. ``proxy``: the allowed-hosts proxy's socket, bound into /tmp, and
+        ``argv`` started behind the forwarder."""
         bwrap = shutil.which("bwrap") or "bwrap"
         args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         args += ["--bind", str(private_tmp), "/tmp"]
+        if proxy is not None:
+            args += ["--bind", str(proxy), netproxy.INSIDE]
+            python = netproxy.interpreter()
+            if Path(python).is_relative_to("/tmp"):  # hidden by the private /tmp otherwise
+                args += ["--ro-bind", sys.base_prefix, sys.base_prefix]
+            argv = netproxy.forwarder_argv(python, argv)
         home = str(self.home)
         if self.home.is_dir():  # read-only again: it may sit under the private /tmp
             args += ["--ro-bind", home, home]
@@ -306,13 +341,19 @@ class Sandbox:
         with _placeholders([p for p in self.protected() if not p.exists() or p in _MADE]):
             if self.tmp is not None:
                 self.tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
-                yield self.arguments(argv, workdir, self.tmp), self.env(environ)
+                proxy = self._proxy(self.tmp)  # kept for the session: stop_proxy
+                yield self.arguments(argv, workdir, self.tmp, proxy), self.env(environ)
                 return
             private = Path(tempfile.mkdtemp(prefix="tui-agent-sandbox-"))
             try:
-                yield self.arguments(argv, workdir, private), self.env(environ)
+                proxy = self._proxy(private)
+                yield self.arguments(argv, workdir, private, proxy), self.env(environ)
             finally:
+                netproxy.stop(private)
                 shutil.rmtree(private, ignore_errors=True)
+
+    def _proxy(self, key: Path) -> Path | None:
+        return netproxy.ensure(key, self.settings.hosts).path if self.proxied else None
 
 
 # protected paths that did not exist: bwrap makes an empty folder in the worktree to mount
@@ -352,7 +393,8 @@ def hint(output: str) -> str | None:
         return None
     return (
         f"this ran in the sandbox and may have failed because of it ({what}): writes are "
-        "allowed only in the worktree and /tmp, there is no network, and credentials are "
-        "hidden. If it must run outside, call execute again with the same command and "
+        "allowed only in the worktree and /tmp, there is no network (or only to the hosts "
+        "the user allowed), and credentials are hidden. If it must run outside, call "
+        "execute again with the same command and "
         '"sandbox": false; the user is asked to approve that.'
     )

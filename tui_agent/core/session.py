@@ -446,8 +446,10 @@ class Session:
         close the journal (a message recorded later opens it again)."""
         await self.extensions.close()
         self.transcript.journal.close()
+        from . import netproxy
         from .sandbox import session_tmp  # the sandbox's private /tmp, if it ran
 
+        netproxy.stop(session_tmp(self.id))  # its allowed-hosts proxy, if one ran
         shutil.rmtree(session_tmp(self.id), ignore_errors=True)
 
     def cancel(self) -> bool:
