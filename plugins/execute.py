@@ -106,6 +106,9 @@ def execute_setup(session: tui_agent.Session) -> None:
         command = ["bash", "-c", args["command"]]
         if not inside:
             return await _run(command, None, workdir, timeout, context)
+        unseen = sandbox.unseen(workdir)
+        if unseen is not None:
+            return {"error": unseen}
         with sandbox.command(command, workdir) as (argv, env):
             result = await _run(argv, env, workdir, timeout, context)
         if inside and result.get("exit_status") != 0 and "error" not in result:
@@ -157,6 +160,9 @@ async def _run(
     except TimeoutError:
         kill_group(process)
         await _settle(reader)
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():  # cancelled while it settled
+            raise asyncio.CancelledError from None
         output = b"".join(chunks).decode("utf-8", errors="replace")
         result = keep_tail(output, f"execute-{context.call_id or 'call'}")
         result["error"] = (

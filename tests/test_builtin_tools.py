@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -531,6 +532,26 @@ async def test_execute_timeout_kills_the_whole_process_group(
     assert not result["ok"]
     assert "timed out" in result["error"]
     assert wait_dead(pids) == []
+
+
+@pytest.mark.usefixtures("sandbox_off")  # setsid: out of the group, holding the pipe
+async def test_a_cancel_after_a_timeout_is_not_lost(project: Path) -> None:
+    """Past its timeout the command is killed and the output read for up to 5 s more (a
+    process out of the group can hold the pipe): a cancel then still cancels."""
+    session = create_session(project)
+    marker = f"sleep 8.{os.getpid()}46"
+    task = asyncio.ensure_future(
+        session.toolbox.run("execute", {"command": f"setsid {marker} & sleep 30", "timeout": 0.5})
+    )
+    try:
+        await asyncio.sleep(1.5)
+        assert not task.done()  # reading what is left
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+    finally:
+        for pid in running(marker):
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.usefixtures("sandbox_off")  # the kill without bwrap (test_sandbox: with)

@@ -15,6 +15,7 @@ import json
 import os
 import shlex
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -194,6 +195,123 @@ async def test_protected_folders_not_there_yet_cannot_be_made(
     assert (project / ".tui-agent").is_dir()
 
 
+def sandboxed(box: Sandbox, command: str, workdir: Path | None = None) -> tuple[int, str]:
+    """Run ``command`` in ``box`` (no session): exit status and output."""
+    with box.command(["bash", "-c", command], workdir or box.worktree) as (argv, env):
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
+    return done.returncode, done.stdout + done.stderr
+
+
+@needs_bwrap
+def test_git_cannot_be_renamed_replaced_or_made(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    box = Sandbox.of({}, repo)
+    status, said = sandboxed(box, "mv .git .git-old || echo refused; git status --short | wc -l")
+    assert "refused" in said and (repo / ".git" / "HEAD").is_file()
+    assert not (repo / ".git-old").exists()
+    # the files that run code: read-only; the rest of .git works (a commit)
+    status, said = sandboxed(
+        box,
+        "git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x && echo committed;"
+        " git config core.fsmonitor 'echo PWNED' || echo config-refused",
+    )
+    assert "committed" in said and "config-refused" in said, said
+    assert "PWNED" not in (repo / ".git" / "config").read_text()
+    # core.hooksPath inside the worktree (husky): protected like .git/hooks
+    subprocess.run(["git", "-C", str(repo), "config", "core.hooksPath", ".husky/_"], check=True)
+    (repo / ".husky" / "_").mkdir(parents=True)
+    status, said = sandboxed(box, "echo evil > .husky/_/pre-commit")
+    assert status != 0 and not (repo / ".husky" / "_" / "pre-commit").exists()
+    # a linked worktree's .git file is read-only
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(linked)], check=True)
+    before = (linked / ".git").read_text()
+    status, said = sandboxed(Sandbox.of({}, linked), "echo 'gitdir: /evil' > .git; rm -f .git")
+    assert status != 0 and (linked / ".git").read_text() == before
+    # no repository: no git init (its hooks would run at the user's next git command)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    status, said = sandboxed(Sandbox.of({}, plain), "git init -q . && echo made")
+    assert "made" not in said and not (plain / ".git").exists(), said
+
+
+@needs_bwrap
+def test_hidden_paths_stay_hidden_inside_the_worktree(tmp_path: Path, isolated_home: Path) -> None:
+    """Started in HOME (the worktree), ~/.ssh and the config folder are still hidden; so is
+    a hide = [...] path inside the worktree; a symlinked credential folder is hidden where
+    it leads, and does not stop commands from running."""
+    write(isolated_home / ".ssh" / "id_rsa", "KEY\n")
+    write(isolated_home / "dotfiles" / "aws" / "credentials", "AWSKEY\n")
+    (isolated_home / ".aws").symlink_to(isolated_home / "dotfiles" / "aws")
+    write(user_config_dir() / "config.toml", 'api_key = "sk-in-config"\n')
+    write(isolated_home / ".env", "ENVSECRET\n")
+    box = Sandbox.of({"sandbox": {"hide": ["~/.env"]}}, isolated_home)
+    _, said = sandboxed(
+        box,
+        f"cat ~/.ssh/id_rsa; cat ~/.aws/credentials; cat {user_config_dir()}/config.toml;"
+        " cat .env; echo x > ~/.ssh/new; echo ran",
+    )
+    assert "ran" in said, said
+    for secret in ["KEY", "sk-in-config", "ENVSECRET"]:  # "KEY" covers "AWSKEY" too
+        assert secret not in said, (secret, said)
+    assert not (isolated_home / ".ssh" / "new").exists()
+
+
+@needs_bwrap
+def test_the_ssh_agent_is_out_of_reach(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = isolated_home / "agent.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(agent))
+    listener.listen()
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(agent))
+    project = tmp_path / "p"
+    project.mkdir()
+    probe = (
+        f"{PYTHON} -I -c \"import os, socket; print('env', os.environ.get('SSH_AUTH_SOCK'));"
+        f" s = socket.socket(socket.AF_UNIX); s.connect('{agent}'); print('reached')\""
+    )
+    try:
+        _, said = sandboxed(Sandbox.of({}, project), probe)
+    finally:
+        listener.close()
+    assert "env None" in said and "reached" not in said, said
+
+
+@needs_bwrap
+def test_stand_ins_are_shared_between_tui_agent_processes(project: Path) -> None:
+    """This process's command made the stand-ins and ends first, while another process's
+    command still runs: the stand-in must stay (pulling it would let that one make
+    .agents/), and the last command to end removes it."""
+    mine = Sandbox.of({}, project).command(["bash", "-c", "sleep 0.8"], project)
+    argv, env = mine.__enter__()
+    first = subprocess.Popen(argv, env=env)
+    time.sleep(0.3)  # bwrap has made its stand-ins
+    other = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys; from pathlib import Path;"
+            " from tui_agent.sandbox import Sandbox;"
+            f" box = Sandbox.of({{}}, Path({str(project)!r}));"
+            " cm = box.command(['bash', '-c', 'sleep 1.5; mkdir -p .agents/x'], box.worktree);"
+            " argv, env = cm.__enter__(); print('started', flush=True);"
+            " done = subprocess.run(argv, env=env); cm.__exit__(None, None, None);"
+            " print('other', done.returncode)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert other.stdout is not None and other.stdout.readline() == "started\n"
+    assert first.wait(10) == 0
+    mine.__exit__(None, None, None)  # ends first
+    out, _ = other.communicate(timeout=30)
+    assert out.strip() == "other 1" and not (project / ".agents" / "x").exists()
+    assert sorted(p.name for p in project.iterdir()) == [".git"]  # the last one cleaned up
+
+
 @needs_bwrap
 async def test_user_shell_runs_in_the_sandbox(
     session: Session, project: Path, isolated_home: Path
@@ -268,6 +386,8 @@ async def test_network_only_when_allowed(project: Path, server: int, network: bo
 class Hello(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         body = f"hello from {self.server.server_address[0]} {self.path}\n".encode()
+        if self.path == "/host":  # what the server was told it is
+            body = f"host={self.headers.get('Host')}\n".encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -315,11 +435,11 @@ def fetch(url: str, tunnel: bool = False) -> str:
 async def test_only_the_allowed_hosts_are_reachable(
     project: Path, web: dict[str, int]
 ) -> None:
-    configure(ON + '[sandbox]\nnetwork = ["127.0.0.2"]\n')
+    configure(ON + '[sandbox]\nnetwork = ["127.0.0.2:*"]\n')  # the servers' ports are random
     session = create_session(project)
     allowed, other = web["127.0.0.2"], web["127.0.0.3"]
-    assert "network only to 127.0.0.2" in session.sandbox.describe()
-    assert "network only to 127.0.0.2" in session.toolbox.tools["execute"].description
+    assert "network only to 127.0.0.2:*" in session.sandbox.describe()
+    assert "network only to 127.0.0.2:*" in session.toolbox.tools["execute"].description
     plain = await run(session, fetch(f"http://127.0.0.2:{allowed}/plain"))
     assert plain["output"] == "hello from 127.0.0.2 /plain\n", plain
     tunnel = await run(session, fetch(f"http://127.0.0.2:{allowed}/tunnel", tunnel=True))
@@ -338,7 +458,7 @@ async def test_only_the_allowed_hosts_are_reachable(
     done = await session.shell(fetch(f"http://127.0.0.2:{allowed}/typed"))
     assert done.output == "hello from 127.0.0.2 /typed\n"
     # a /reload with other hosts: the proxy follows
-    configure(ON + '[sandbox]\nnetwork = ["127.0.0.3"]\n')
+    configure(ON + f'[sandbox]\nnetwork = ["127.0.0.3:{other}"]\n')
     await session.reload()
     moved = await run(session, fetch(f"http://127.0.0.3:{other}/now"))
     assert moved["output"] == "hello from 127.0.0.3 /now\n", moved
@@ -349,13 +469,22 @@ async def test_only_the_allowed_hosts_are_reachable(
 
 
 def test_host_patterns() -> None:
-    hosts = ("pypi.org", "*.github.com", "[::1]")
-    assert netproxy.allowed("PyPI.org.", hosts)
+    hosts = ("pypi.org", "*.github.com", "[::1]", "example.com:8080", "127.0.0.9:*")
+    assert netproxy.allowed("PyPI.org.", hosts) and netproxy.allowed("pypi.org", hosts, 80)
     assert netproxy.allowed("api.github.com", hosts) and netproxy.allowed("a.b.github.com", hosts)
     assert not netproxy.allowed("github.com", hosts)  # *.x is under x, not x itself
     assert not netproxy.allowed("evilgithub.com", hosts)
     assert not netproxy.allowed("pypi.org.evil.com", hosts)
     assert netproxy.allowed("::1", hosts)
+    # ports: 80 and 443 unless the pattern names one (or *)
+    assert not netproxy.allowed("pypi.org", hosts, 22)
+    assert not netproxy.allowed("api.github.com", hosts, 22)
+    assert netproxy.allowed("example.com", hosts, 8080)
+    assert not netproxy.allowed("example.com", hosts, 443)
+    assert netproxy.allowed("127.0.0.9", hosts, 5432)
+    # names that are not plain DNS names or IP literals are refused before any match
+    for trick in ["127.0.0.2\x00.github.com", "a b.github.com", "x@api.github.com", "é.github.com"]:
+        assert not netproxy.allowed(trick, hosts), trick
     assert netproxy._target("CONNECT pypi.org:443 HTTP/1.1") == ("CONNECT", "pypi.org", 443, "")
     assert netproxy._target("GET http://u:p@h.org/a?b HTTP/1.0") == ("GET", "h.org", 80, "/a?b")
     assert netproxy._target("GET http://[::1]:8080/x HTTP/1.1") == ("GET", "[::1]", 8080, "/x")
@@ -365,7 +494,7 @@ def test_host_patterns() -> None:
 
 def test_the_proxy_closes_a_plain_connection_after_one_request(web: dict[str, int]) -> None:
     """A kept-alive connection cannot carry a second request to a host not allowed."""
-    proxy = netproxy.HostProxy(("127.0.0.2",))
+    proxy = netproxy.HostProxy(("127.0.0.2:*",))
     proxy.start()
     try:
         with socket.socket(socket.AF_UNIX) as conn:
@@ -382,6 +511,53 @@ def test_the_proxy_closes_a_plain_connection_after_one_request(web: dict[str, in
     finally:
         proxy.close()
     assert not proxy.path.parent.exists()
+
+
+def proxy_says(proxy: netproxy.HostProxy, request: bytes) -> bytes:
+    """What ``proxy`` answers to ``request`` sent on one connection, to the end."""
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.connect(str(proxy.path))
+        conn.sendall(request)
+        conn.settimeout(5)
+        got = b""
+        while data := conn.recv(65536):
+            got += data
+    return got
+
+
+def test_the_proxy_connects_only_to_the_name_it_checked(web: dict[str, int]) -> None:
+    """A NUL byte in the name would match *.github.com, and C would stop reading at it
+    and connect to 127.0.0.2; a bad port must not kill the connection's thread; a plain
+    request's Host is the checked host's."""
+    port = web["127.0.0.2"]
+    proxy = netproxy.HostProxy(("*.github.com:*", "127.0.0.2:*"))
+    proxy.start()
+    try:
+        for request in [
+            f"GET http://127.0.0.2\x00.github.com:{port}/ HTTP/1.1\r\n\r\n",
+            f"CONNECT 127.0.0.2\x00.github.com:{port} HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n",
+        ]:
+            answer = proxy_says(proxy, request.encode("latin-1"))
+            assert answer.startswith(b"HTTP/1.1 403") and b"hello" not in answer, answer
+        assert proxy_says(proxy, b"CONNECT pypi.org:\xc2\xb2 HTTP/1.1\r\n\r\n").startswith(
+            b"HTTP/1.1 400"
+        )
+        fronted = f"GET http://127.0.0.2:{port}/host HTTP/1.1\r\nHost: evil.example\r\n\r\n"
+        assert f"host=127.0.0.2:{port}".encode() in proxy_says(proxy, fronted.encode())
+        assert proxy.running
+    finally:
+        proxy.close()
+    assert not proxy.running
+
+
+def test_a_proxy_that_stopped_is_started_again(tmp_path: Path) -> None:
+    first = netproxy.ensure(tmp_path, ("pypi.org",))
+    assert netproxy.ensure(tmp_path, ("pypi.org",)) is first
+    first.close()  # as if its thread had died
+    second = netproxy.ensure(tmp_path, ("pypi.org",))
+    assert second is not first and second.running
+    netproxy.stop(tmp_path)
+    assert not second.running
 
 
 @needs_bwrap

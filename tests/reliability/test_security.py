@@ -831,11 +831,18 @@ async def test_execute_in_a_workdir_outside_cannot_write_there_in_the_sandbox(
     user_config('[permission]\nexecute = "allow"\n', sandbox=True)
     session = session_for(project, server, approver=approver)
     assert session.sandbox.active
+    home = Path.home()  # outside the worktree, in the sandbox read-only
     results = await model_calls(
-        session, server, Call("execute", {"command": "touch made.txt", "workdir": str(layout)})
+        session,
+        server,
+        Call("execute", {"command": "touch made.txt", "workdir": str(home)}),
+        Call("execute", {"command": "touch made.txt", "workdir": str(layout)}),
     )
     assert not approver.requests and results[0]["exit_status"] != 0
     assert "Read-only file system" in results[0]["output"]
+    assert not (home / "made.txt").exists()
+    # under the real /tmp (the sandbox has its own): refused, none of it is bound in
+    assert "is under /tmp, which the sandbox replaces" in results[1]["error"]
     assert not (layout / "made.txt").exists()
 
 

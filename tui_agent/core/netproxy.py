@@ -13,7 +13,10 @@ requests to the listed hosts only and answers the rest with ``403``. A program t
 its own sockets gets nowhere: there is no route out.
 
 Patterns: ``pypi.org`` is that host; ``*.github.com`` is any host under it (not
-``github.com`` itself). Any port. Names are compared lower-case without a trailing dot.
+``github.com`` itself), on ports 80 and 443; ``host:8080`` names another port, ``host:*``
+any. Names are compared lower-case without a trailing dot; a name that is not a plain
+DNS name or an IP literal (a NUL byte, spaces, a stray ``@``) is refused before any check,
+so the name checked is the name connected to.
 
 Plain http requests are sent on with ``Connection: close``, so a kept-alive connection
 cannot carry a second request to another host past the check. Nothing here imports
@@ -23,14 +26,16 @@ Textual; the proxy runs in daemon threads, not on the app's event loop.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
+import ipaddress
 import logging
 import os
+import re
 import shutil
 import socket
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger("tui_agent.sandbox")
 
@@ -87,21 +92,53 @@ while True:
 """
 
 
-def normal_host(host: str) -> str:
-    return host.strip().strip("[]").rstrip(".").lower()
+_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+WEB_PORTS = (80, 443)
+MAX_CONNECTIONS = 256  # open at once through one proxy; more wait for a free one
+IDLE_SECONDS = 600.0  # a connection with nothing either way for this long is closed
+HEAD_SECONDS = 30.0  # to send the request head
 
 
-def allowed(host: str, patterns: tuple[str, ...]) -> bool:
-    """Whether ``host`` is one of ``patterns`` (``*.x.org``: any host under x.org)."""
+def normal_host(host: str) -> str | None:
+    """``host`` lower-case without brackets or a trailing dot, if it is a DNS name or an
+    IP literal; else None."""
+    name = host.strip("[]").rstrip(".").lower()
+    if not name or not name.isascii():
+        return None
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        pass
+    labels = name.split(".")
+    return name if len(name) <= 253 and all(_LABEL.fullmatch(x) for x in labels) else None
+
+
+def allowed(host: str, patterns: tuple[str, ...], port: int = 443) -> bool:
+    """Whether ``host:port`` is one of ``patterns`` (``*.x.org``: any host under x.org;
+    ports 80 and 443 unless the pattern says ``:PORT`` or ``:*``)."""
     name = normal_host(host)
+    if name is None:
+        return False
     for pattern in patterns:
-        wanted = normal_host(pattern)
+        wanted, ports = _split_pattern(pattern)
+        if port not in ports and ports != ("*",):
+            continue
         if wanted.startswith("*."):
-            if name.endswith(wanted[1:]) and fnmatch.fnmatchcase(name, wanted):
+            base = normal_host(wanted[2:])
+            if base is not None and name.endswith("." + base):
                 return True
-        elif name == wanted:
+        elif normal_host(wanted) == name:
             return True
     return False
+
+
+def _split_pattern(pattern: str) -> tuple[str, tuple[Any, ...]]:
+    """``host`` → (host, web ports); ``host:8080`` → (host, (8080,)); ``host:*`` → any."""
+    head, colon, tail = pattern.strip().rpartition(":")
+    if colon and "]" not in tail and (tail == "*" or tail.isdigit()):
+        if head.count(":") == 0 or head.startswith("["):  # not a bare IPv6 address
+            return head, ("*",) if tail == "*" else (int(tail),)
+    return pattern.strip(), WEB_PORTS
 
 
 def proxy_env(port: int = PORT) -> dict[str, str]:
@@ -121,7 +158,7 @@ def _target(line: str) -> tuple[str, str, int, str] | None:
     method, target = parts[0].upper(), parts[1]
     if method == "CONNECT":
         host, _, port = target.rpartition(":")
-        if not host or not port.isdigit():
+        if not host or not _port_ok(port):
             return None
         return method, host, int(port), ""
     if not target.lower().startswith("http://"):
@@ -130,9 +167,15 @@ def _target(line: str) -> tuple[str, str, int, str] | None:
     authority, slash, path = rest.partition("/")
     authority = authority.rpartition("@")[2]  # no user:password@ in the host
     host, colon, port = authority.rpartition(":") if "]" not in authority[-1:] else ("", "", "")
-    if not colon or not port.isdigit():
+    if not colon or not port:
         host, port = authority, "80"
+    if not _port_ok(port):
+        return None
     return method, host, int(port), slash + path if slash else "/"
+
+
+def _port_ok(port: str) -> bool:
+    return port.isascii() and port.isdigit() and 0 < int(port) < 65536
 
 
 def _answer(client: socket.socket, status: str, text: str) -> None:
@@ -146,15 +189,23 @@ def _answer(client: socket.socket, status: str, text: str) -> None:
 
 
 def _relay(a: socket.socket, b: socket.socket) -> None:
+    """Both ways until both ends are done; an error or ``IDLE_SECONDS`` of silence on
+    either end closes both (a client gone while the server stays silent is not kept)."""
+
     def pipe(src: socket.socket, dst: socket.socket) -> None:
         try:
             while data := src.recv(65536):
                 dst.sendall(data)
-        except OSError:
-            pass
+        except OSError:  # a reset, or idle too long: end both ways
+            for end in (src, dst):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+            return
         with contextlib.suppress(OSError):
             dst.shutdown(socket.SHUT_WR)
 
+    a.settimeout(IDLE_SECONDS)
+    b.settimeout(IDLE_SECONDS)
     back = threading.Thread(target=pipe, args=(b, a), daemon=True)
     back.start()
     pipe(a, b)
@@ -163,92 +214,137 @@ def _relay(a: socket.socket, b: socket.socket) -> None:
 
 class HostProxy:
     """A proxy for ``hosts``: ``start()`` listens on ``path`` (in a folder of its own),
-    ``close()`` stops it and removes the folder. Allowed and refused requests are logged."""
+    ``close()`` stops it and removes the folder. At most ``MAX_CONNECTIONS`` at once (more
+    wait); allowed and refused requests are logged."""
 
     def __init__(self, hosts: tuple[str, ...]) -> None:
         self.hosts = hosts
         self.path = Path(tempfile.mkdtemp(prefix="tui-agent-proxy-")) / "proxy.sock"
         self._server: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None and self._thread is not None and self._thread.is_alive()
 
     def start(self) -> None:
         server = socket.socket(socket.AF_UNIX)
         server.bind(str(self.path))
         server.listen(128)
         self._server = server
-        threading.Thread(target=self._accept, args=(server,), daemon=True).start()
+        self._thread = threading.Thread(target=self._accept, args=(server,), daemon=True)
+        self._thread.start()
 
     def close(self) -> None:
+        """Stop listening and end every connection still open."""
         server, self._server = self._server, None
         if server is not None:
             with contextlib.suppress(OSError):
                 server.shutdown(socket.SHUT_RDWR)
             server.close()
+        with self._lock:
+            still = list(self._open)
+        for conn in still:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
         shutil.rmtree(self.path.parent, ignore_errors=True)
 
     def _accept(self, server: socket.socket) -> None:
-        while True:
+        while self._server is server:
+            self._slots.acquire()
             try:
                 client, _ = server.accept()
-            except OSError:
-                return  # closed
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+            except OSError as exc:
+                self._slots.release()
+                if self._server is not server:
+                    return  # closed
+                log.warning("sandbox proxy: accept failed: %s", exc)
+                threading.Event().wait(0.1)  # out of file descriptors: wait, go on
+                continue
+            try:
+                threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+            except RuntimeError:  # no thread to be had: refuse this one
+                client.close()
+                self._slots.release()
 
     def _serve(self, client: socket.socket) -> None:
-        with client:
-            head = b""
-            while b"\r\n\r\n" not in head and len(head) < HEAD_LIMIT:
-                try:
-                    data = client.recv(65536)
-                except OSError:
-                    return
-                if not data:
-                    return
-                head += data
-            head, _, rest = head.partition(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            target = _target(lines[0])
-            if target is None:
-                _answer(client, "400 Bad Request", "tui-agent sandbox: not a proxy request\n")
-                return
-            method, host, port, path = target
-            if not allowed(host, self.hosts):
-                log.info("sandbox proxy refused %s %s:%d", method, host, port)
-                _answer(
-                    client,
-                    "403 Forbidden",
-                    f"tui-agent sandbox: {host} is not an allowed host "
-                    f"([sandbox] network allows {', '.join(self.hosts)})\n",
-                )
-                return
+        with self._lock:
+            self._open.add(client)
+        try:
+            self._handle(client)
+        except Exception:
+            log.warning("sandbox proxy: a connection failed", exc_info=True)
+        finally:
+            with self._lock:
+                self._open.discard(client)
+            client.close()
+            self._slots.release()
+
+    def _handle(self, client: socket.socket) -> None:
+        client.settimeout(HEAD_SECONDS)
+        head = b""
+        while b"\r\n\r\n" not in head and len(head) < HEAD_LIMIT:
             try:
-                address = (host.strip("[]"), port)  # an IPv6 literal comes in brackets
-                upstream = socket.create_connection(address, timeout=CONNECT_TIMEOUT)
-            except OSError as exc:
-                _answer(client, "502 Bad Gateway", f"tui-agent sandbox: {host}:{port}: {exc}\n")
+                data = client.recv(65536)
+            except OSError:
                 return
-            upstream.settimeout(None)
-            log.info("sandbox proxy allowed %s %s:%d", method, host, port)
+            if not data:
+                return
+            head += data
+        head, _, rest = head.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        target = _target(lines[0])
+        if target is None:
+            _answer(client, "400 Bad Request", "tui-agent sandbox: not a proxy request\n")
+            return
+        method, host, port, path = target
+        name = normal_host(host)
+        if name is None or not allowed(name, self.hosts, port):
+            log.info("sandbox proxy refused %s %r:%d", method, host, port)
+            _answer(
+                client,
+                "403 Forbidden",
+                f"tui-agent sandbox: {host!r} port {port} is not an allowed host "
+                f"([sandbox] network allows {', '.join(self.hosts)})\n",
+            )
+            return
+        try:
+            upstream = socket.create_connection((name, port), timeout=CONNECT_TIMEOUT)
+        except OSError as exc:
+            _answer(client, "502 Bad Gateway", f"tui-agent sandbox: {name}:{port}: {exc}\n")
+            return
+        log.info("sandbox proxy allowed %s %s:%d", method, name, port)
+        with self._lock:
+            self._open.add(upstream)
+        try:
             with upstream:
-                try:
-                    if method == "CONNECT":
-                        client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                        if rest:
-                            upstream.sendall(rest)
-                    else:
-                        upstream.sendall(_forwarded(lines, method, path) + rest)
-                except OSError:
-                    return
+                if method == "CONNECT":
+                    client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    if rest:
+                        upstream.sendall(rest)
+                else:
+                    upstream.sendall(_forwarded(lines, method, path, name, port) + rest)
                 _relay(client, upstream)
+        except OSError:
+            return
+        finally:
+            with self._lock:
+                self._open.discard(upstream)
 
 
-def _forwarded(lines: list[str], method: str, path: str) -> bytes:
-    """A plain http request as the origin server wants it: origin-form, no proxy or
-    keep-alive headers, ``Connection: close``."""
+def _forwarded(lines: list[str], method: str, path: str, host: str, port: int) -> bytes:
+    """A plain http request as the origin server wants it: origin-form, ``Host`` the host
+    that was checked, no proxy or keep-alive headers, ``Connection: close``."""
     version = lines[0].split()[2]
-    dropped = ("proxy-connection", "proxy-authorization", "connection", "keep-alive")
+    dropped = ("proxy-connection", "proxy-authorization", "connection", "keep-alive", "host")
     headers = [h for h in lines[1:] if h and h.split(":", 1)[0].strip().lower() not in dropped]
-    head = "\r\n".join([f"{method} {path} {version}", *headers, "Connection: close", "", ""])
-    return head.encode("latin-1")
+    where = f"[{host}]" if ":" in host else host
+    where += "" if port == 80 else f":{port}"
+    head = [f"{method} {path} {version}", f"Host: {where}", *headers, "Connection: close"]
+    return "\r\n".join([*head, "", ""]).encode("latin-1")
 
 
 _RUNNING: dict[Path, HostProxy] = {}
@@ -260,7 +356,7 @@ def ensure(key: Path, hosts: tuple[str, ...]) -> HostProxy:
     is not running (or ran with other hosts: after a /reload)."""
     with _LOCK:
         proxy = _RUNNING.get(key)
-        if proxy is not None and proxy.hosts == hosts and proxy.path.exists():
+        if proxy is not None and proxy.hosts == hosts and proxy.running and proxy.path.exists():
             return proxy
         if proxy is not None:
             proxy.close()

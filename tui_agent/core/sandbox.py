@@ -10,14 +10,20 @@ anywhere, or write outside the project. Inside the sandbox:
   its commands and removed when it closes) and ``allow_write`` folders are writable;
 - inside the worktree the files that decide what runs stay read-only: ``.git/hooks``,
   ``.git/config``, ``.tui-agent/``, ``.agents/``, and ``.claude/`` and ``.opencode/``
-  (their commands and hooks load in a trusted folder); those not there yet get an empty
-  read-only folder in their place, so a command cannot make them (removed afterwards);
+  (their commands and hooks load in a trusted folder), and ``core.hooksPath`` inside the
+  worktree; ``.git`` is a mount point (cannot be renamed away), read-only if a file;
+  those not there yet (``.git`` too) get an empty read-only folder in their place, so a
+  command cannot make them (removed by the last command on the worktree: ``_placeholders``);
 - credential folders (``~/.ssh``, ``~/.aws``, ``~/.config/gcloud``, ``~/.gnupg``,
   tui-agent's config folder, ``hide = [...]``) are hidden behind an empty read-only
-  folder (a file behind ``/dev/null``);
+  folder (a file behind ``/dev/null``), where they really are, after the writable binds
+  (so a worktree in HOME does not uncover them); so are host sockets that hand out more
+  (``/run/user/UID``, Docker's, the ssh agent's);
+- a ``workdir`` under the real /tmp outside the worktree is refused (``unseen``): none
+  of the real /tmp is bound in;
 - the environment loses the provider's API key (by value, whatever its name) and every
-  variable named like ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``
-  (``scrub_env = [...]`` adds patterns);
+  variable named like ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, and
+  ``SSH_AUTH_SOCK`` (``scrub_env = [...]`` adds patterns);
 - no network unless ``network = true`` (a network namespace with only loopback, which is
   the sandbox's own: the host's 127.0.0.1 is not reachable either); ``network = ["pypi.org",
   "*.github.com"]`` lets http(s) reach those hosts only, through a proxy outside the
@@ -73,9 +79,17 @@ DEFAULT_SCRUB = (
     "*_PASSWORD",
     "*_PASSWD",
     "*_CREDENTIALS",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
 )
-# inside the worktree: what decides what runs next (git hooks, our config and plugins)
+# host sockets that hand out more than the sandbox allows (a user's systemd and D-Bus,
+# Docker): hidden, with the ssh agent's socket (SSH_AUTH_SOCK)
+HOST_SOCKETS = ("/run/user/{uid}", "/run/docker.sock", "/var/run/docker.sock", "/run/podman")
+# inside the worktree: what decides what runs next (git hooks, our config and plugins);
+# .git itself cannot be renamed or replaced either (a mount point; read-only if a file,
+# as in a linked worktree; a stand-in if missing), and core.hooksPath is protected too
 PROTECTED = (".git/hooks", ".git/config", ".tui-agent", ".agents", ".claude", ".opencode")
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
 KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "enabled": (bool, "true or false"),
     "network": ((bool, list), "true, false or a list of hosts"),
@@ -260,18 +274,73 @@ class Sandbox:
         )
 
     def hidden(self) -> list[Path]:
+        """What the command must not see, as real paths (a symlinked ~/.aws is hidden
+        where it leads): credential folders, tui-agent's config, host sockets."""
         places = [*DEFAULT_HIDE, *self.settings.hide]
         found = [_expand(p, self.home) for p in places] + [paths.user_config_dir()]
-        return list(dict.fromkeys(p for p in found if p.exists() or p.is_symlink()))
+        found += [Path(p.format(uid=os.getuid())) for p in HOST_SOCKETS]
+        agent = os.environ.get("SSH_AUTH_SOCK")
+        if agent:
+            found.append(Path(agent))
+        real = [p.resolve() for p in found if p.exists()]  # a dangling link: nothing to hide
+        extra = [_expand(p, self.home) for p in self.settings.allow_write]
+        seen = [s.resolve() for s in [self.home, self.worktree, *extra]]
+        return list(
+            dict.fromkeys(  # under the real /tmp and not bound in: not there to hide
+                p
+                for p in real
+                if not p.is_relative_to("/tmp") or any(p.is_relative_to(s) for s in seen)
+            )
+        )
 
     def protected(self) -> list[Path]:
         """The worktree's paths that decide what runs: those that exist, and those that
-        could be made (their folder exists; ``.git/...`` only in a git worktree)."""
-        return [
-            place
-            for name in PROTECTED
-            if (place := self.worktree / name).exists() or place.parent.is_dir()
-        ]
+        could be made: a missing ``.git`` (no ``git init`` in the sandbox), ``hooks`` and
+        ``config`` in a ``.git`` folder (a ``.git`` file, as in a linked worktree, is
+        itself read-only), the config folders, and ``core.hooksPath`` inside the worktree."""
+        git = self.worktree / ".git"
+        found = []
+        if git.is_dir() and not git.is_symlink():
+            found += [git / "hooks", git / "config"]
+        else:
+            found.append(git)
+        found += [self.worktree / name for name in PROTECTED if not name.startswith(".git/")]
+        hooks = self._hooks_path(git)
+        if hooks is not None:
+            found.append(hooks)
+        return list(dict.fromkeys(found))
+
+    def _hooks_path(self, git: Path) -> Path | None:
+        """``core.hooksPath`` from ``.git/config`` when it points inside the worktree
+        (husky's ``.husky/_``): git runs what is there."""
+        try:
+            text = (git / "config").read_text(errors="replace")
+        except OSError:
+            return None
+        match = _HOOKS_PATH.search(text)
+        if match is None:
+            return None
+        place = Path(os.path.expanduser(match.group(1).strip('"')))
+        place = place if place.is_absolute() else self.worktree / place
+        inside = place.resolve().is_relative_to(self.worktree.resolve())
+        return place if inside and (place.exists() or place.parent.is_dir()) else None
+
+    def unseen(self, workdir: Path) -> str | None:
+        """Why ``workdir`` cannot be a sandboxed command's folder, or None: the real /tmp
+        is not in the sandbox (its own /tmp is), and binding any of it would bring in
+        what lives there (other programs' sockets)."""
+        real = workdir.resolve()
+        extra = [_expand(p, self.home) for p in self.settings.allow_write]
+        seen = [self.worktree, self.home, *extra]
+        if not real.is_relative_to("/tmp") or any(
+            real.is_relative_to(p.resolve()) for p in seen
+        ):
+            return None
+        return (
+            f"workdir {workdir} is under /tmp, which the sandbox replaces with a private "
+            "one: use a folder in the worktree, or run it outside the sandbox "
+            '("sandbox": false, asked)'
+        )
 
     @property
     def proxied(self) -> bool:
@@ -304,19 +373,18 @@ class Sandbox:
         home = str(self.home)
         if self.home.is_dir():  # read-only again: it may sit under the private /tmp
             args += ["--ro-bind", home, home]
-        if workdir.is_dir() and workdir.resolve().is_relative_to("/tmp"):
-            # a workdir under the real /tmp (outside the worktree): seen read-only (the
-            # worktree's own binds below make its part writable again)
-            args += ["--ro-bind", str(workdir), str(workdir)]
-        for place in self.hidden():
-            if place.is_dir() and not place.is_symlink():
-                args += ["--tmpfs", str(place), "--remount-ro", str(place)]
-            else:
-                args += ["--ro-bind", "/dev/null", str(place)]
         writable = [self.worktree] + [_expand(p, self.home) for p in self.settings.allow_write]
         for place in writable:
             if place.is_dir():
                 args += ["--bind", str(place), str(place)]
+        git = self.worktree / ".git"
+        if git.is_dir() and not git.is_symlink():  # a mount point: cannot be renamed away
+            args += ["--bind", str(git), str(git)]
+        for place in self.hidden():  # after the writable binds, so none uncovers them
+            if place.is_dir():
+                args += ["--tmpfs", str(place), "--remount-ro", str(place)]
+            else:
+                args += ["--ro-bind", "/dev/null", str(place)]
         for place in self.protected():
             if place.exists():
                 args += ["--ro-bind", str(place), str(place)]
@@ -338,7 +406,7 @@ class Sandbox:
         if not self.active:
             yield argv, None
             return
-        with _placeholders([p for p in self.protected() if not p.exists() or p in _MADE]):
+        with _placeholders(self.worktree, [p for p in self.protected() if not p.exists()]):
             if self.tmp is not None:
                 self.tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
                 proxy = self._proxy(self.tmp)  # kept for the session: stop_proxy
@@ -356,24 +424,56 @@ class Sandbox:
         return netproxy.ensure(key, self.settings.hosts).path if self.proxied else None
 
 
-# protected paths that did not exist: bwrap makes an empty folder in the worktree to mount
-# the read-only placeholder on; it is removed when the last command using it ends
-_MADE: dict[Path, int] = {}
-
-
 @contextlib.contextmanager
-def _placeholders(places: list[Path]) -> Iterator[None]:
-    for place in places:
-        _MADE[place] = _MADE.get(place, 0) + 1
-    try:
-        yield
-    finally:
-        for place in places:
-            _MADE[place] -= 1
-            if not _MADE[place]:
-                del _MADE[place]
-                with contextlib.suppress(OSError):  # not empty, or not ours: left alone
-                    place.rmdir()
+def _placeholders(worktree: Path, places: list[Path]) -> Iterator[None]:
+    """Protected paths that did not exist get an empty folder in the worktree (bwrap's
+    mount point for the read-only stand-in). They are removed when the last sandboxed
+    command on this worktree ends, in any tui-agent process: every command holds a shared
+    ``flock`` on the worktree's lock file while it runs, and the one that can then take it
+    exclusively removes the stand-ins recorded in the state file (the folders it names
+    that are still empty). A folder the user made is never in that file."""
+    import fcntl
+    import hashlib
+
+    import platformdirs
+
+    folder = Path(platformdirs.user_cache_dir(paths.APP)) / "sandbox-locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(str(worktree.resolve()).encode()).hexdigest()[:24]
+    with open(folder / f"{name}.lock", "a+") as users:
+        fcntl.flock(users, fcntl.LOCK_SH)
+        if places:
+            _record(folder / f"{name}.state", lambda made: made | {str(p) for p in places})
+        try:
+            yield
+        finally:
+            try:
+                fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                pass  # another command still runs on this worktree: the last one cleans
+            else:
+                _record(folder / f"{name}.state", _remove_stand_ins)
+
+
+def _record(state: Path, change: Any) -> None:
+    """Read, change and write the set of stand-in folders, under an exclusive lock."""
+    import fcntl
+
+    with open(state, "a+") as file:
+        fcntl.flock(file, fcntl.LOCK_EX)
+        file.seek(0)
+        made = {line for line in file.read().splitlines() if line}
+        kept = change(made)
+        file.seek(0)
+        file.truncate()
+        file.write("".join(f"{line}\n" for line in sorted(kept)))
+
+
+def _remove_stand_ins(made: set[str]) -> set[str]:
+    for place in made:
+        with contextlib.suppress(OSError):  # not empty (the user's now), or gone
+            Path(place).rmdir()
+    return set()
 
 
 def caused(output: str) -> str | None:
