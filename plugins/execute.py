@@ -115,6 +115,9 @@ def execute_setup(session: tui_agent.Session) -> None:
             note = hint(str(result.get("output", "")))
             if note is not None:
                 result["sandbox"] = note
+        if sandbox.restored:  # a protected link the command replaced, put back
+            result["sandbox"] = " ".join([*sandbox.restored, result.get("sandbox", "")]).strip()
+            sandbox.restored.clear()
         return result
 
 

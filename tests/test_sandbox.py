@@ -237,6 +237,31 @@ def test_git_cannot_be_renamed_replaced_or_made(tmp_path: Path) -> None:
 
 
 @needs_bwrap
+async def test_a_protected_link_replaced_is_put_back(session: Session, project: Path) -> None:
+    """.claude -> .agents: read-only where it leads; the link itself sits in the writable
+    worktree, so a replacement is moved aside (nothing loads it) and the link restored."""
+    write(project / ".agents" / "plugins" / "mine.py", "# mine\n")
+    (project / ".claude").symlink_to(".agents")
+    (project / ".opencode").symlink_to("nowhere")  # a dangling protected link: no mount
+    session.reload()
+    blocked = await run(session, "echo evil > .claude/plugins/mine.py")
+    assert blocked["exit_status"] != 0
+    result = await run(
+        session, "rm .claude && mkdir -p .claude/plugins && echo evil > .claude/plugins/x.py"
+    )
+    assert result["exit_status"] == 0  # the sandbox let it happen, then undid it
+    assert os.readlink(project / ".claude") == ".agents"
+    assert not (project / ".agents" / "plugins" / "x.py").exists()
+    aside = project / ".claude.replaced-in-sandbox-1"
+    assert (aside / "plugins" / "x.py").read_text() == "evil\n"
+    assert "protected link" in result["sandbox"] and aside.name in result["sandbox"]
+    assert (project / ".agents" / "plugins" / "mine.py").read_text() == "# mine\n"
+    assert "protected link" not in json.dumps(await run(session, "true"))  # said once
+    assert os.readlink(project / ".opencode") == "nowhere"
+    assert not (project / "nowhere").exists()
+
+
+@needs_bwrap
 def test_hidden_paths_stay_hidden_inside_the_worktree(tmp_path: Path, isolated_home: Path) -> None:
     """Started in HOME (the worktree), ~/.ssh and the config folder are still hidden; so is
     a hide = [...] path inside the worktree; a symlinked credential folder is hidden where

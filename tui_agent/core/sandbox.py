@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import logging
 import os
 import re
 import shutil
@@ -54,6 +55,8 @@ from pathlib import Path
 from typing import Any
 
 from . import netproxy, paths
+
+log = logging.getLogger("tui_agent.sandbox")
 
 # folders under HOME that hold credentials: hidden inside the sandbox
 DEFAULT_HIDE = (
@@ -233,6 +236,7 @@ class Sandbox:
     reason: str | None = None
     home: Path = field(default_factory=Path.home)
     tmp: Path | None = None  # the session's /tmp (kept between its commands); None: one each
+    restored: list[str] = field(default_factory=list)  # protected links put back (_links_kept)
 
     @classmethod
     def of(cls, settings: Mapping[str, Any], worktree: Path, tmp: Path | None = None) -> Sandbox:
@@ -386,6 +390,8 @@ class Sandbox:
             else:
                 args += ["--ro-bind", "/dev/null", str(place)]
         for place in self.protected():
+            if place.is_symlink() and not place.exists():
+                continue  # a dangling link: nothing there to protect (_links_kept keeps it)
             if place.exists():
                 args += ["--ro-bind", str(place), str(place)]
             else:  # not there yet: an empty read-only folder keeps it from being made
@@ -406,7 +412,9 @@ class Sandbox:
         if not self.active:
             yield argv, None
             return
-        with _placeholders(self.worktree, [p for p in self.protected() if not p.exists()]):
+        protected = self.protected()
+        missing = [p for p in protected if not p.exists() and not p.is_symlink()]
+        with _placeholders(self.worktree, missing), self._links_kept(protected):
             if self.tmp is not None:
                 self.tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
                 proxy = self._proxy(self.tmp)  # kept for the session: stop_proxy
@@ -422,6 +430,36 @@ class Sandbox:
 
     def _proxy(self, key: Path) -> Path | None:
         return netproxy.ensure(key, self.settings.hosts).path if self.proxied else None
+
+    @contextlib.contextmanager
+    def _links_kept(self, places: list[Path]) -> Iterator[None]:
+        """A protected entry that is a symlink (``.claude -> .agents``) is read-only where
+        it leads, but the link itself lives in the writable worktree: if a command
+        replaced it, what it put there is moved aside (``NAME.replaced-in-sandbox-N``,
+        which nothing loads) and the link is put back; ``restored`` says so."""
+        links = {p: os.readlink(p) for p in places if p.is_symlink()}
+        try:
+            yield
+        finally:
+            for place, target in links.items():
+                if place.is_symlink() and os.readlink(place) == target:
+                    continue
+                try:
+                    if place.exists() or place.is_symlink():
+                        aside = _free_name(place)
+                        place.rename(aside)
+                        what = f"moved what the command put there to {aside.name}"
+                    else:
+                        what = "it had been removed"
+                    place.symlink_to(target)
+                except OSError as exc:
+                    log.warning("sandbox: could not restore %s: %s", place, exc)
+                    continue
+                self.restored.append(
+                    f"{place.name} is a protected link to {target}: the command replaced it; "
+                    f"it was put back ({what})"
+                )
+                log.warning("sandbox: %s", self.restored[-1])
 
 
 @contextlib.contextmanager
@@ -474,6 +512,14 @@ def _remove_stand_ins(made: set[str]) -> set[str]:
         with contextlib.suppress(OSError):  # not empty (the user's now), or gone
             Path(place).rmdir()
     return set()
+
+
+def _free_name(place: Path) -> Path:
+    for n in range(1, 1000):
+        aside = place.with_name(f"{place.name}.replaced-in-sandbox-{n}")
+        if not (aside.exists() or aside.is_symlink()):
+            return aside
+    raise OSError(f"no free name beside {place}")
 
 
 def caused(output: str) -> str | None:
