@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write
+from conftest import needs_bwrap, write
 
 from tui_agent.core import paths
 from tui_agent.testing import Call, FakeOpenAI, Reply
@@ -199,6 +199,31 @@ def test_headless_denies_what_asks_unless_yes(
         assert result["ok"] is False
         assert "denied" in result["error"].lower()
         assert "echoed" not in json.dumps(result)  # the handler never ran
+
+
+@needs_bwrap
+@pytest.mark.real_permissions
+def test_headless_runs_sandboxed_commands_and_denies_the_escape_hatch(
+    project: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    """The sandbox on (the default): the model's command runs without --yes; the same
+    command asked to run outside it is an "ask", so denied headless."""
+    user_config("# defaults: execute asks, the sandbox is on\n")
+    outside = tmp_path / "home" / "out.txt"
+    server.script += [
+        Reply(calls=[Call("execute", {"command": "echo made > made.txt"})]),
+        Reply(calls=[Call("execute", {"command": f"echo x > {outside}", "sandbox": False})]),
+        Reply("done"),
+    ]
+
+    done = run_cli("run", "go", cwd=project, server=server)
+
+    assert done.returncode == 0, done.stderr
+    assert (project / "made.txt").read_text() == "made\n"
+    made, hatch = tool_results(server.requests[-1])
+    assert made["exit_status"] == 0
+    assert hatch["ok"] is False and "denied" in hatch["error"].lower()
+    assert not outside.exists()
 
 
 def test_stub_provider_offline(project: Path) -> None:
