@@ -9,6 +9,7 @@ the searched path is inside one), binary files and symlinks skipped, the same or
 path, then line). ``engine="python"`` (or ``"rg"``, ``"git"``) forces one.
 """
 
+from .core.regex_dialects import PatternError
 from .core.search import (
     ENGINES,
     LINE_CUT,
@@ -18,7 +19,6 @@ from .core.search import (
     GrepResult,
     Line,
     Listing,
-    PatternError,
     SearchError,
     files,
     glob,

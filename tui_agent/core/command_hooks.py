@@ -448,7 +448,7 @@ class Engine:
         if not hooks:
             return
         call = current_call()
-        call_id = call.context.call_id if call is not None and call.context is not None else ""
+        call_id = _call_id(call)
         allowed: list[CommandHook] = []
         asking: list[tuple[CommandHook, str]] = []
         for hook in hooks:
@@ -531,8 +531,7 @@ class Engine:
         hooks = [h for h in self.hooks.for_event("PostToolUse") if h.matches(tool_name)]
         if not hooks:
             return
-        call = current_call()
-        call_id = call.context.call_id if call is not None and call.context is not None else ""
+        call_id = _call_id(current_call())
         feedback: list[str] = []
         context: list[str] = []
         for hook in hooks:
@@ -670,3 +669,8 @@ def register(session: Session, report: LoadReport) -> HookSet:
         session.output.say("command hooks not run here: " + "; ".join(found.ignored))
     Engine(session, found).register()
     return found
+
+
+def _call_id(call: CallInfo | None) -> str:
+    """The running tool call's id (the hooks' ``tool_use_id``), "" outside a call."""
+    return call.context.call_id if call is not None and call.context is not None else ""

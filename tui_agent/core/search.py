@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Literal
 
 from .ignore_rules import SKIP_DIRS, Level, decide, glob_class, level_of, parent_levels, walk
-from .regex_dialects import PatternError, Untranslatable, check, translate
+from .regex_dialects import Untranslatable, check, translate
 
 Engine = Literal["rg", "git", "python"]
 ENGINES: tuple[Engine, ...] = ("rg", "git", "python")  # grep tries them in this order
@@ -59,23 +59,6 @@ LINE_CUT = 500  # characters of a matching line shown
 BINARY_PROBE = 8000  # bytes looked at for a NUL, as git does
 TIMEOUT = 60.0
 PREVIEW = 4096  # bytes of a long line ripgrep hands back (LINE_CUT characters fit)
-
-__all__ = [
-    "ENGINES",
-    "LINE_CUT",
-    "SKIP_DIRS",
-    "Engine",
-    "EngineUnavailable",
-    "GrepResult",
-    "Line",
-    "Listing",
-    "PatternError",
-    "SearchError",
-    "files",
-    "glob",
-    "glob_matcher",
-    "grep",
-]
 
 
 class SearchError(RuntimeError):
@@ -524,6 +507,22 @@ def _git_listing(root: Path, specs: Sequence[str] = ()) -> _GitListing:
 # -- listings ------------------------------------------------------------------------------
 
 
+def _ripgrep() -> str:
+    rg = rg_path()
+    if rg is None:
+        raise EngineUnavailable("ripgrep (rg) is not installed")
+    return rg
+
+
+def _rust_pattern(query: _Query) -> str:
+    """The query's pattern as ripgrep's (Rust) regex; unavailable when it cannot be said
+    the same way there."""
+    try:
+        return translate(query.pattern, "rust", query.ignore_case).pattern
+    except Untranslatable as exc:
+        raise EngineUnavailable(str(exc)) from exc
+
+
 def _rg_base(rg: str) -> list[str]:
     skips = [f"--glob=!{name}/" for name in sorted(SKIP_DIRS)]
     return [
@@ -545,9 +544,7 @@ def _rg_types(names: list[str] | None) -> list[str]:
 
 
 def _rg_files(root: Path, names: list[str] | None = None) -> list[str]:
-    rg = rg_path()
-    if rg is None:
-        raise EngineUnavailable("ripgrep (rg) is not installed")
+    rg = _ripgrep()
     out = _run([*_rg_base(rg), *_rg_types(names), "--files", "--null", "."], root).replace(
         b"\0./", b"\0"
     )
@@ -682,13 +679,7 @@ def _parse_counts(out: bytes) -> dict[str, int]:
 
 
 def _rg_grep(root: Path, query: _Query, limit: int) -> GrepResult:
-    rg = rg_path()
-    if rg is None:
-        raise EngineUnavailable("ripgrep (rg) is not installed")
-    try:
-        pattern = translate(query.pattern, "rust", query.ignore_case).pattern
-    except Untranslatable as exc:
-        raise EngineUnavailable(str(exc)) from exc
+    rg, pattern = _ripgrep(), _rust_pattern(query)
     common = ["--text", "--encoding=none", f"--regexp={pattern}"]
     types = _rg_types(query.narrow.names if query.narrow else None)
     out = _run([*_rg_base(rg), *common, *types, "--count", "--null", "."], root)
@@ -847,13 +838,7 @@ def _single_file(path: Path, query: _Query, limit: int, engine: Engine | None) -
 
 
 def _rg_grep_file(folder: Path, name: str, query: _Query) -> list[Line]:
-    rg = rg_path()
-    if rg is None:
-        raise EngineUnavailable("ripgrep (rg) is not installed")
-    try:
-        pattern = translate(query.pattern, "rust", query.ignore_case).pattern
-    except Untranslatable as exc:
-        raise EngineUnavailable(str(exc)) from exc
+    rg, pattern = _ripgrep(), _rust_pattern(query)
     if _binary_or_not_regular(os.path.join(folder, name)):
         return []
     argv = [rg, "--no-config", "--no-messages", "--text", "--encoding=none", f"--regexp={pattern}"]
