@@ -162,7 +162,7 @@ async def _run(
         await asyncio.wait_for(asyncio.shield(reader), timeout)
     except TimeoutError:
         kill_group(process)
-        await _settle(reader)
+        await _settle(reader, process)
         task = asyncio.current_task()
         if task is not None and task.cancelling():  # cancelled while it settled
             raise asyncio.CancelledError from None
@@ -175,7 +175,7 @@ async def _run(
         return result
     except asyncio.CancelledError:
         kill_group(process)
-        await _settle(reader)
+        await _settle(reader, process)
         raise
     output = b"".join(chunks).decode("utf-8", errors="replace")
     result = keep_tail(output, f"execute-{context.call_id or 'call'}")
@@ -183,8 +183,13 @@ async def _run(
     return result
 
 
-async def _settle(reader: asyncio.Future[None]) -> None:
+async def _settle(reader: asyncio.Future[None], process: asyncio.subprocess.Process) -> None:
+    """Read what is left for up to 5 s; past that (a process out of the group holds the
+    pipe) stop reading and close our end of it now, not when the garbage collector does."""
     try:
         await asyncio.wait_for(reader, 5)
     except (TimeoutError, asyncio.CancelledError, Exception):
         reader.cancel()
+        transport = getattr(process, "_transport", None)  # asyncio keeps it private
+        if transport is not None:
+            transport.close()

@@ -537,9 +537,11 @@ async def test_execute_timeout_kills_the_whole_process_group(
 @pytest.mark.usefixtures("sandbox_off")  # setsid: out of the group, holding the pipe
 async def test_a_cancel_after_a_timeout_is_not_lost(project: Path) -> None:
     """Past its timeout the command is killed and the output read for up to 5 s more (a
-    process out of the group can hold the pipe): a cancel then still cancels."""
+    process out of the group can hold the pipe): a cancel then still cancels, and our end
+    of the pipe is closed then (not left to the garbage collector)."""
     session = create_session(project)
     marker = f"sleep 8.{os.getpid()}46"
+    open_before = set(os.listdir("/proc/self/fd"))
     task = asyncio.ensure_future(
         session.toolbox.run("execute", {"command": f"setsid {marker} & sleep 30", "timeout": 0.5})
     )
@@ -549,6 +551,9 @@ async def test_a_cancel_after_a_timeout_is_not_lost(project: Path) -> None:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(task, 10)
+        assert running(marker)  # it still holds the pipe's other end
+        await asyncio.sleep(0.05)
+        assert set(os.listdir("/proc/self/fd")) <= open_before
     finally:
         for pid in running(marker):
             os.kill(pid, signal.SIGKILL)
@@ -560,9 +565,7 @@ async def test_a_cancel_while_the_command_starts_leaves_nothing(project: Path) -
     session = create_session(project)
     for n, delay in enumerate([0, 0, 0.001, 0.002, 0.005, 0.01]):
         marker = f"sleep 4545.{os.getpid()}{n}"
-        task = asyncio.ensure_future(
-            session.toolbox.run("execute", {"command": f"exec {marker}"})
-        )
+        task = asyncio.ensure_future(session.toolbox.run("execute", {"command": f"exec {marker}"}))
         await asyncio.sleep(delay)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -457,9 +457,7 @@ def fetch(url: str, tunnel: bool = False) -> str:
 
 
 @needs_bwrap
-async def test_only_the_allowed_hosts_are_reachable(
-    project: Path, web: dict[str, int]
-) -> None:
+async def test_only_the_allowed_hosts_are_reachable(project: Path, web: dict[str, int]) -> None:
     configure(ON + '[sandbox]\nnetwork = ["127.0.0.2:*"]\n')  # the servers' ports are random
     session = create_session(project)
     allowed, other = web["127.0.0.2"], web["127.0.0.3"]
@@ -640,9 +638,7 @@ async def test_a_cancel_kills_everything_in_the_sandbox(session: Session) -> Non
 
 @needs_bwrap
 @pytest.mark.parametrize("how", ["execute", "!command"])
-async def test_a_cancel_while_the_sandbox_starts_leaves_nothing(
-    session: Session, how: str
-) -> None:
+async def test_a_cancel_while_the_sandbox_starts_leaves_nothing(session: Session, how: str) -> None:
     """Esc right after the call: bwrap may be setting up, or not even started yet."""
     for n, delay in enumerate([0, 0, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05]):
         marker = f"sleep 4444.{os.getpid()}{n}"

@@ -7,6 +7,7 @@ jsonschema, Markdown, syntax highlighting, TOML, the tools panel's tables.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -536,6 +537,32 @@ async def test_tools_panel_asked_for_before_the_session_is_made_shows_once_it_is
         table = app.query_one("#tools-table", DataTable)
         assert {"read", "write"} <= {str(key.value) for key in table.rows}
     app.session.transcript.journal.close()
+
+
+async def test_a_resize_or_a_tools_change_while_the_panel_builds_waits_for_it(
+    project: Path,
+) -> None:
+    """CI once saw the panel's resize list the table before its parameter labels were
+    mounted (NoMatches '#params-title'): until its children are in, nothing lists."""
+    session = create_session(project)
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = ToolsPanel(session.toolbox, id="tools")
+        await app.screen.mount(panel)
+        building = asyncio.ensure_future(panel.show())
+        await asyncio.sleep(0)  # show() now waits for its children to mount
+        assert not panel.built
+        panel.refresh_table()
+        panel.tools_changed()
+        panel.call_finished("read")
+        await panel.show()  # shown again meanwhile: the first show lists
+        await building
+        await pilot.pause()
+        assert panel.built
+        names = {str(key.value) for key in app.query_one("#tools-table", DataTable).rows}
+        assert {"read", "write"} <= names
+        assert str(app.query_one("#params-title").render()) == f"{sorted(names)[0]} — parameters"
+    session.transcript.journal.close()
 
 
 async def test_tab_pressed_before_the_session_is_made_completes_once_it_is(project: Path) -> None:

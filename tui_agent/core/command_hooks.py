@@ -40,6 +40,7 @@ from .approval import ApprovalRequest
 from .errors import PermissionDenied
 from .moments import PromptBlocked
 from .plugins import LoadProblem
+from .processes import let_go
 from .toolbox import CallInfo, current_call
 
 if TYPE_CHECKING:
@@ -308,10 +309,12 @@ async def run(hook: CommandHook, payload: Mapping[str, Any], cwd: Path, project:
         out, err = await asyncio.wait_for(process.communicate(data), hook.timeout)
     except TimeoutError:
         _kill(process)
-        await process.wait()
+        let_go(process)  # before the wait, which waits for the pipes too: one that left
+        await process.wait()  # the group may hold them for as long as it runs
         return Outcome(hook, None, problem=f"timed out after {hook.timeout:g} s and was stopped")
     except asyncio.CancelledError:
         _kill(process)
+        let_go(process)
         raise
     outcome = Outcome(
         hook, process.returncode, out.decode(errors="replace"), err.decode(errors="replace")

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from . import mentions, paths
 from .mentions import Expanded
 from .plugins import LoadProblem, LoadReport
+from .processes import let_go
 from .truncation import keep_tail
 
 if TYPE_CHECKING:
@@ -282,7 +283,8 @@ async def run_shell(command: str, directory: Path, timeout: float | None = None)
     except (TimeoutError, asyncio.CancelledError) as exc:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        output.cancel()  # a process that left the group may hold the pipes open
+        output.cancel()  # a process that left the group may hold the pipes open:
+        let_go(process)  # ours are closed, or the wait (which waits for them) would last
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), KILL_GRACE)
         if isinstance(exc, TimeoutError):

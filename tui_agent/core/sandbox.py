@@ -336,9 +336,7 @@ class Sandbox:
         real = workdir.resolve()
         extra = [_expand(p, self.home) for p in self.settings.allow_write]
         seen = [self.worktree, self.home, *extra]
-        if not real.is_relative_to("/tmp") or any(
-            real.is_relative_to(p.resolve()) for p in seen
-        ):
+        if not real.is_relative_to("/tmp") or any(real.is_relative_to(p.resolve()) for p in seen):
             return None
         return (
             f"workdir {workdir} is under /tmp, which the sandbox replaces with a private "

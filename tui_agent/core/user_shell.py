@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .processes import let_go
 from .truncation import keep_tail
 
 if TYPE_CHECKING:
@@ -231,6 +232,7 @@ class Runner:
                     break
             if self._reader is not None and not await self._settled(TERM_GRACE):
                 self._reader.cancel()  # a process out of its group holds the pipe open
+                let_go(process)
         self._cleanup.close()
         return self._result(cancelled=True)
 

@@ -162,7 +162,8 @@ class ToolsPanel(Vertical):
         super().__init__(**kwargs)
         self.toolbox = toolbox
         self.selected: str | None = None
-        self.built = False
+        self.built = False  # its children are mounted (until then, nothing to list into)
+        self._building = False
         self.columns: list[str] = []  # the tools table's columns now (fit to its width)
 
     def on_mount(self) -> None:
@@ -185,7 +186,9 @@ class ToolsPanel(Vertical):
         if self.built:
             self.refresh_table()
             return
-        self.built = True
+        if self._building:  # shown again while its children mount: the first show lists
+            return
+        self._building = True
         table: DataTable[Any] = DataTable(id="tools-table", cursor_type="row", zebra_stripes=True)
         params_box = VerticalScroll(
             Label("", id="params-title", classes="title", markup=False),
@@ -196,6 +199,7 @@ class ToolsPanel(Vertical):
             id="params",
         )
         await self.mount_all([Label("Tools", classes="title"), table, params_box])
+        self.built = True  # a resize or a tools change while they mounted waited for this
         self.refresh_table()
 
     def _table(self, selector: str) -> DataTable[Any]:
