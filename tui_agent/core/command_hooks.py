@@ -309,8 +309,8 @@ async def run(hook: CommandHook, payload: Mapping[str, Any], cwd: Path, project:
         out, err = await asyncio.wait_for(process.communicate(data), hook.timeout)
     except TimeoutError:
         _kill(process)
-        let_go(process)  # before the wait, which waits for the pipes too: one that left
-        await process.wait()  # the group may hold them for as long as it runs
+        let_go(process)  # first: the wait waits for the pipes, which an escaped process holds
+        await process.wait()
         return Outcome(hook, None, problem=f"timed out after {hook.timeout:g} s and was stopped")
     except asyncio.CancelledError:
         _kill(process)

@@ -283,8 +283,10 @@ async def run_shell(command: str, directory: Path, timeout: float | None = None)
     except (TimeoutError, asyncio.CancelledError) as exc:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        output.cancel()  # a process that left the group may hold the pipes open:
-        let_go(process)  # ours are closed, or the wait (which waits for them) would last
+        # a process that left the group may hold the pipes open: ours are closed first,
+        # or the wait (which waits for the pipes too) would last as long as it runs
+        output.cancel()
+        let_go(process)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), KILL_GRACE)
         if isinstance(exc, TimeoutError):
