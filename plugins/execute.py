@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import tui_agent
-from tui_agent.sandbox import hint
 from tui_agent.truncation import keep_tail
 
 DEFAULT_TIMEOUT = 120
@@ -112,7 +111,7 @@ def execute_setup(session: tui_agent.Session) -> None:
         with sandbox.command(command, workdir) as (argv, env):
             result = await _run(argv, env, workdir, timeout, context)
         if inside and result.get("exit_status") != 0 and "error" not in result:
-            note = hint(str(result.get("output", "")))
+            note = sandbox.note(str(result.get("output", "")))
             if note is not None:
                 result["sandbox"] = note
         if sandbox.restored:  # a protected link the command replaced, put back

@@ -40,6 +40,15 @@ MODE_HELP = {
 }
 
 
+def unasked(tool: str, rule: str) -> str:
+    """Why a call was refused when no one could be asked (a headless run without --yes)."""
+    return (
+        f"Permission denied: {tool} needs approval and nobody was asked (a headless run): "
+        f'run with --yes, or allow it in [permission] in the config (e.g. {tool} = "allow", '
+        f"or a pattern). The rule: {rule}"
+    )
+
+
 @tui_agent.setup("permissions")
 def permissions(session: tui_agent.Session) -> None:
     kept: dict[str, dict[str, list[str]]] = session.kept("permissions", lambda: {"session": {}})
@@ -124,6 +133,8 @@ def permissions(session: tui_agent.Session) -> None:
                 except (OSError, ValueError) as exc:
                     session.output.say(f"could not save the rule: {exc}", kind="error")
                 saved.append((tool_name, pattern))
+        elif not decision.allowed and decision.unasked:
+            raise tui_agent.PermissionDenied(unasked(tool_name, request.rule))
         elif not decision.allowed:
             message = f"User denied permission: {tool_name}"
             if decision.choice == "feedback" and decision.feedback.strip():

@@ -146,6 +146,19 @@ def sleeper(seconds: int = 30) -> str:
     return f"sleep {seconds}.{os.getpid()}{next(_SLEEPERS):04d}"
 
 
+def nobody_asked(tool: str) -> str:
+    """How a headless run (no --yes) refuses a call that would need asking: it says nobody
+    was asked (what follows names the rule)."""
+    return f"Permission denied: {tool} needs approval and nobody was asked (a headless run)"
+
+
+def same_error(got: object, want: str | None) -> bool:
+    """``got`` is the error ``want``; a ``nobody_asked`` one is the start of it."""
+    if want is not None and want.startswith("Permission denied:") and "nobody was asked" in want:
+        return isinstance(got, str) and got.startswith(want)
+    return got == want
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")

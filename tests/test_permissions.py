@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SANDBOX_OFF, write
+from conftest import SANDBOX_OFF, nobody_asked, write
 
 from tui_agent import ApprovalRequest, Decision, Session, Toolbox, create_session
 from tui_agent.core.paths import user_config_dir
@@ -816,10 +816,11 @@ async def test_deny_and_deny_with_feedback(project: Path, decision: Decision, me
 async def test_headless_denies_what_asks(project: Path) -> None:
     session = session_with(project, "# defaults only\n")
     result = await call(session, "execute", {"command": "mkdir made"})
-    assert result["error"] == "User denied permission: execute"
+    assert result["error"].startswith(nobody_asked("execute")), result
     assert not (project / "made").exists()
     written = await call(session, "write", {"path": "w.txt", "content": "hi"})
-    assert written["error"] == "User denied permission: write"
+    assert written["error"].startswith(nobody_asked("write"))
+    assert "--yes" in written["error"] and "[permission]" in written["error"]
     assert not (project / "w.txt").exists()
     listed = await call(session, "list", {})  # list is allowed by default: no asking
     assert listed["ok"] is True
@@ -921,7 +922,8 @@ async def test_read_outside_the_worktree_is_denied_headless(project: Path, tmp_p
     outside = write(tmp_path / "elsewhere.txt", "top secret\n")
     session = session_with(project, "# defaults\n")
     result = await call(session, "read", {"path": str(outside)})
-    assert result["error"] == "User denied permission: read"
+    assert result["error"].startswith(nobody_asked("read"))
+    assert "outside the worktree" in result["error"]
 
 
 async def test_a_session_allow_inside_does_not_open_outside_paths(

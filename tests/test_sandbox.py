@@ -67,19 +67,45 @@ class Recorder:
 # -- the pure parts ----------------------------------------------------------------------------
 
 
-def test_scrubbed_env_drops_secret_names_and_the_key_by_value() -> None:
+def test_the_environment_is_an_allow_list_without_the_key() -> None:
     env = {
         "PATH": "/bin",
-        "OPENAI_API_KEY": "sk-1",
+        "HOME": "/home/u",
+        "LC_ALL": "C.UTF-8",
+        "VIRTUAL_ENV": "/p/.venv",
+        "OPENAI_API_KEY": "sk-1234567890abcdef",
         "GITHUB_TOKEN": "t",
-        "my_secret": "s",
-        "AWS_SECRET_ACCESS_KEY": "a",
-        "DB_PASSWORD": "p",
-        "RENAMED_KEY": "sk-1",
-        "TOKENIZER": "keep",
+        "PGPASSWORD": "pw",
+        "SECRET_KEY": "django",
+        "DATABASE_URL": "postgres://u:pw@db/x",
+        "OPENAI_KEY": "o",
+        "TOKEN": "t",
+        "AUTH_HEADER": "Bearer sk-1234567890abcdef",
+        "RENAMED_KEY": "sk-1234567890abcdef",
+        "TOKENIZER": "keep?",
+        "MY_SETTING": "1",
+        "CONDA_PREFIX": "/c",
     }
-    kept = Sandbox.of({"api_key": "sk-1"}, Path("/")).env(env)
-    assert kept == {"PATH": "/bin", "TOKENIZER": "keep", "TMPDIR": "/tmp"}
+    key = {"api_key": "sk-1234567890abcdef"}
+    kept = Sandbox.of(key, Path("/")).env(env)
+    assert kept == {
+        "PATH": "/bin",
+        "HOME": "/home/u",
+        "LC_ALL": "C.UTF-8",
+        "VIRTUAL_ENV": "/p/.venv",
+        "CONDA_PREFIX": "/c",
+        "TMPDIR": "/tmp",
+    }
+    # env = [...] adds names and patterns; a secret-looking name only when named exactly;
+    # a value holding the key never passes; scrub_env still drops
+    more = {**key, "sandbox": {"env": ["MY_*", "TOKEN", "AUTH_*", "*_URL"], "scrub_env": ["DATA*"]}}
+    kept = Sandbox.of(more, Path("/")).env(env)
+    assert kept["MY_SETTING"] == "1" and kept["TOKEN"] == "t"
+    assert "AUTH_HEADER" not in kept and "DATABASE_URL" not in kept
+    assert "GITHUB_TOKEN" not in kept and "PGPASSWORD" not in kept
+    # a short key (a local server's) is matched only as a whole value
+    short = Sandbox.of({"api_key": "ollama"}, Path("/")).env({"PATH": "/opt/ollama/bin", "X": "o"})
+    assert short["PATH"] == "/opt/ollama/bin"
     assert scrubbed_env({"X_CUSTOM": "1", "Y": "2"}, ("x_*",)) == {"Y": "2"}
 
 
@@ -587,15 +613,20 @@ def test_a_proxy_that_stopped_is_started_again(tmp_path: Path) -> None:
 async def test_secrets_do_not_reach_the_command(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-the-key")
+    key = "sk-the-key-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
     monkeypatch.setenv("GITHUB_TOKEN", "ghp-token")
-    monkeypatch.setenv("INNOCENT", "sk-the-key")  # the key's value under another name
-    monkeypatch.setenv("PLAIN", "visible")
-    configure(ON)
+    monkeypatch.setenv("INNOCENT", key)  # the key's value under another name
+    monkeypatch.setenv("AUTH_HEADER", f"Bearer {key}")  # the key inside a value
+    # names no pattern list catches (the attack pass got each of these through)
+    for name in ("PGPASSWORD", "SECRET_KEY", "DATABASE_URL", "OPENAI_KEY", "TOKEN", "PLAIN"):
+        monkeypatch.setenv(name, f"canary-{name}")
+    configure(ON + '[sandbox]\nenv = ["PLAIN"]\n')
     session = create_session(project)
     output = (await run(session, "env"))["output"]
-    assert "PLAIN=visible" in output
-    assert "sk-the-key" not in output and "ghp-token" not in output
+    assert "PLAIN=canary-PLAIN" in output and "\nPATH=" in f"\n{output}"  # passed
+    assert "canary-" not in output.replace("canary-PLAIN", "")
+    assert key not in output and "ghp-token" not in output
     assert "GITHUB_TOKEN" not in output and "OPENAI_API_KEY" not in output
     # outside the sandbox (asked, and allowed here) the environment is the agent's own
     session.approver = Recorder("once")

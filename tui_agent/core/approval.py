@@ -24,6 +24,7 @@ class ApprovalRequest:
 class Decision:
     choice: Choice
     feedback: str = ""
+    unasked: bool = False  # no one could be asked (headless without --yes): a policy said no
 
     @property
     def allowed(self) -> bool:
@@ -37,6 +38,6 @@ def headless_approver(yes: bool) -> Approver:
     """Without a person to ask: allow once with ``--yes``, deny otherwise."""
 
     async def approve(request: ApprovalRequest) -> Decision:
-        return Decision("once") if yes else Decision("deny")
+        return Decision("once") if yes else Decision("deny", unasked=True)
 
     return approve

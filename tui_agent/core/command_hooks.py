@@ -517,6 +517,11 @@ class Engine:
             session_pattern="",
         )
         decision = await self.session.ask(request)
+        if not decision.allowed and decision.unasked:
+            raise PermissionDenied(
+                f"Permission denied: {tool_name}: a PreToolUse hook asks ({reason or hook.command})"
+                " and nobody was asked (a headless run): run with --yes to allow what hooks ask"
+            )
         if not decision.allowed:
             message = f"User denied permission: {tool_name}"
             if decision.choice == "feedback" and decision.feedback.strip():

@@ -32,3 +32,21 @@ def bundled_plugins_dir() -> Path:
     if installed.is_dir():
         return installed
     return package.parent / "plugins"
+
+
+# Names, in any project folder, of what decides what an agent runs next (config, plugins,
+# tool files, commands, hooks, MCP servers, editor tasks): ours and the other agents' and
+# editors' that a user may also run there. One list: the sandbox keeps them read-only
+# (core/sandbox.py) and the permission layer always asks before a write to one
+# (core/permissions.py).
+AGENT_CONFIG = (
+    ".tui-agent",
+    ".agents",
+    ".claude",
+    ".opencode",
+    ".gemini",
+    ".codex",
+    ".vscode",
+    ".mcp.json",
+)
+AGENT_CONFIG_FILES = (".mcp.json",)  # files, not folders

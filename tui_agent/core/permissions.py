@@ -18,14 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_text_atomic
+from .paths import AGENT_CONFIG
 from .shell import is_opaque, split_commands
 
 ACTIONS = ("allow", "ask", "deny")
 DEFAULTS: dict[str, str] = {"read": "allow", "glob": "allow", "grep": "allow", "list": "allow"}
 PATH_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list"})
-# Folders whose files decide what runs: tui-agent's own config, plugins and tool files, and
-# git's hooks. Writing there asks even where writing is allowed, unless a rule names them.
-PROTECTED = frozenset({".tui-agent", ".agents", ".git"})
+# What decides what runs, at any depth: tui-agent's and the other agents' config, plugins,
+# tool files, commands and hooks, MCP servers, editor tasks (paths.AGENT_CONFIG, the list the
+# sandbox keeps read-only too), and git's internals. Writing there asks even where writing
+# is allowed (auto-edit, write = "allow"), unless a rule names them; deny still wins.
+PROTECTED = frozenset({*AGENT_CONFIG, ".git"})
 _STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 
 
@@ -121,7 +124,8 @@ class Rules:
         if subject.protected and action == "allow" and not explicit:
             action, label = (
                 "ask",
-                f"{subject.text} changes what runs (tui-agent config, plugins, tools, git hooks)",
+                f"{subject.text} changes what runs "
+                "(agent config, plugins, tools, hooks, MCP servers, git)",
             )
         if subject.opaque and action == "allow" and not explicit:
             action, label = (

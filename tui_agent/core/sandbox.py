@@ -5,15 +5,29 @@ Why: the approval dialog alone is a thin wall. A prompt-injected model that gets
 command approved could read the provider's API key from the environment and send it
 anywhere, or write outside the project. Inside the sandbox:
 
+- the command runs without capabilities, in a user namespace of its own (``--unshare-user
+  --cap-drop ALL``; as root, as ``nobody`` inside), so it cannot unmount or remount what
+  hides and protects things, even when tui-agent runs as root (containers, CI);
 - the whole filesystem is read-only, HOME included; the worktree, a private ``/tmp``
   (the session's own folder under the user cache, ``sandbox-tmp/SESSION``, kept between
   its commands and removed when it closes) and ``allow_write`` folders are writable;
-- inside the worktree the files that decide what runs stay read-only: ``.git/hooks``,
-  ``.git/config``, ``.tui-agent/``, ``.agents/``, and ``.claude/`` and ``.opencode/``
-  (their commands and hooks load in a trusted folder), and ``core.hooksPath`` inside the
-  worktree; ``.git`` is a mount point (cannot be renamed away), read-only if a file;
-  those not there yet (``.git`` too) get an empty read-only folder in their place, so a
-  command cannot make them (removed by the last command on the worktree: ``_placeholders``);
+- inside the worktree the files that decide what runs stay read-only: in ``.git`` the
+  ``hooks``, ``config``, ``info``, ``commondir``, ``config.worktree``, ``worktrees``,
+  ``remotes``, ``branches`` and each submodule's ``config`` and ``hooks`` (objects, refs,
+  logs, the index and ``HEAD`` stay writable, so commits work); ``core.hooksPath`` inside
+  the worktree; and the agents' config (``paths.AGENT_CONFIG``: ``.tui-agent``,
+  ``.agents``, ``.claude``, ``.opencode``, ``.gemini``, ``.codex``, ``.vscode``,
+  ``.mcp.json``) in the session's folder and every folder up to the worktree's top;
+  ``.git`` is a mount point (cannot be renamed away), read-only if a file; folders not
+  there yet (``.git`` too) get an empty read-only folder in their place, so a command
+  cannot make them (removed by the last command on the worktree: ``_placeholders``); files
+  not there yet (``.mcp.json``, ``.git/commondir``) that a command makes are moved aside
+  when it ends (``_made_kept``), before anything reads them;
+- a worktree that is HOME or above it (``/``) is not writable: dotfiles and tui-agent's
+  own state would be;
+- Unix sockets bound to a path outside (``/proc/net/unix``, and socket files under
+  ``/run``) are masked, so a command cannot talk to the user's tmux, D-Bus or database
+  servers; those in ``unix_sockets = [...]`` stay reachable. Its own sockets work;
 - credential folders (``~/.ssh``, ``~/.aws``, ``~/.config/gcloud``, ``~/.gnupg``,
   tui-agent's config folder, ``hide = [...]``) are hidden behind an empty read-only
   folder (a file behind ``/dev/null``), where they really are, after the writable binds
@@ -21,9 +35,8 @@ anywhere, or write outside the project. Inside the sandbox:
   (``/run/user/UID``, Docker's, the ssh agent's);
 - a ``workdir`` under the real /tmp outside the worktree is refused (``unseen``): none
   of the real /tmp is bound in;
-- the environment loses the provider's API key (by value, whatever its name) and every
-  variable named like ``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, and
-  ``SSH_AUTH_SOCK`` (``scrub_env = [...]`` adds patterns);
+- the environment is an allow-list (``ENV_PASSED`` and ``env = [...]``), minus any
+  variable whose value holds the provider's key and those named in ``scrub_env``;
 - no network unless ``network = true`` (a network namespace with only loopback, which is
   the sandbox's own: the host's 127.0.0.1 is not reachable either); ``network = ["pypi.org",
   "*.github.com"]`` lets http(s) reach those hosts only, through a proxy outside the
@@ -46,6 +59,7 @@ import logging
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -58,7 +72,9 @@ from . import netproxy, paths
 
 log = logging.getLogger("tui_agent.sandbox")
 
-# folders under HOME that hold credentials: hidden inside the sandbox
+# what under HOME holds credentials or what a user typed (histories): hidden inside the
+# sandbox; "*" in a name is a pattern (fnmatch, one level); "$XDG_CONFIG_HOME/..." follows
+# that variable wherever it points (its default ~/.config is listed too)
 DEFAULT_HIDE = (
     "~/.ssh",
     "~/.aws",
@@ -71,8 +87,65 @@ DEFAULT_HIDE = (
     "~/.git-credentials",
     "~/.pypirc",
     "~/.config/gh",
+    "$XDG_CONFIG_HOME/gcloud",
+    "$XDG_CONFIG_HOME/gh",
+    "$XDG_CONFIG_HOME/*/credentials*",
+    "~/.config/*/credentials*",
+    "~/.npmrc",
+    "~/.yarnrc",
+    "~/.yarnrc.yml",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.claude/.credentials.json",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.histfile",
+    "~/.sh_history",
+    "~/.python_history",
+    "~/.node_repl_history",
+    "~/.psql_history",
+    "~/.mysql_history",
+    "~/.sqlite_history",
+    "~/.lesshst",
+    "~/.local/share/fish/fish_history",
 )
-# environment variable names (fnmatch, case-insensitive) never passed to a sandboxed command
+# environment variable names (fnmatch, case-insensitive) a sandboxed command gets: an
+# allow-list; ``env = [...]`` adds names or patterns. ``DEFAULT_SCRUB`` still drops names
+# like these from what a pattern lets through (``env = ["*"]``), unless named exactly.
+ENV_PASSED = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "PWD",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TERM",
+    "COLORTERM",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CONFIG_DIRS",
+    "XDG_DATA_DIRS",
+    "VIRTUAL_ENV",
+    "VIRTUAL_ENV_PROMPT",
+    "CONDA_*",
+    "PYENV_*",
+    "NVM_*",
+    "JAVA_HOME",
+    "GOPATH",
+    "GOROOT",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "GEM_HOME",
+    "GEM_PATH",
+)
 DEFAULT_SCRUB = (
     "*_API_KEY",
     "*_APIKEY",
@@ -85,13 +158,37 @@ DEFAULT_SCRUB = (
     "SSH_AUTH_SOCK",
     "GPG_AGENT_INFO",
 )
+# a provider key this long is also looked for inside values (``AUTH="Bearer <key>"``);
+# a shorter one (a local server's "ollama") only as a whole value
+_SECRET_INSIDE = 12
 # host sockets that hand out more than the sandbox allows (a user's systemd and D-Bus,
 # Docker): hidden, with the ssh agent's socket (SSH_AUTH_SOCK)
 HOST_SOCKETS = ("/run/user/{uid}", "/run/docker.sock", "/var/run/docker.sock", "/run/podman")
-# inside the worktree: what decides what runs next (git hooks, our config and plugins);
-# .git itself cannot be renamed or replaced either (a mount point; read-only if a file,
-# as in a linked worktree; a stand-in if missing), and core.hooksPath is protected too
-PROTECTED = (".git/hooks", ".git/config", ".tui-agent", ".agents", ".claude", ".opencode")
+# folders where servers of other namespaces (containers) leave sockets /proc/net/unix does
+# not list: searched this deep for socket files to mask
+SOCKET_FOLDERS = (("/run", 3), ("/var/run", 3))
+# inside .git, what decides what runs or where git reads its config: read-only (objects,
+# refs, logs, index, HEAD and the other state files stay writable: commits work)
+GIT_PROTECTED = (
+    "hooks",
+    "config",
+    "info",
+    "commondir",
+    "config.worktree",
+    "worktrees",
+    "remotes",
+    "branches",
+)
+GIT_STAND_INS = ("hooks", "info", "worktrees")  # folders: an empty read-only one if missing
+GIT_FILES = ("config", "commondir", "config.worktree")  # files: one made is moved aside
+# what the sandbox protects, for the README and plugins; the agents' config at every level
+# from the session's folder up to the worktree's top, core.hooksPath inside the worktree
+PROTECTED = (
+    *(f".git/{name}" for name in GIT_PROTECTED),
+    ".git/modules/*/config",
+    ".git/modules/*/hooks",
+    *paths.AGENT_CONFIG,
+)
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
 KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "enabled": (bool, "true or false"),
@@ -100,9 +197,24 @@ KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "allow_write": (list, "a list of folders"),
     "hide": (list, "a list of paths"),
     "scrub_env": (list, "a list of variable name patterns"),
+    "env": (list, "a list of variable names or patterns"),
+    "unix_sockets": (list, "a list of socket paths"),
+    "tmp_size": ((int, str), 'a size such as "512M" or "2G", or a number of bytes'),
 }
+DEFAULT_TMP_SIZE = 1 << 30  # the private /tmp: 1 GiB unless tmp_size says otherwise
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
+_ESCAPE = (
+    "If it must run outside, call execute again with the same command and "
+    '"sandbox": false (the user is asked), or ask the user to run it with !!command.'
+)
 # output that says the sandbox got in the way (checked only when the command failed)
 _CAUSES = (
+    (
+        re.compile(r"device or resource busy", re.I),
+        "a protected file: .git/config, .git/hooks and the agents' config folders cannot be "
+        "changed in the sandbox (git config, git remote add and git init over them write "
+        "there)",
+    ),
     (re.compile(r"read-only file system", re.I), "a write outside the writable folders"),
     (
         re.compile(r"permission denied", re.I),
@@ -125,6 +237,11 @@ _CAUSES = (
         ),
         "a host the sandbox does not allow",
     ),
+    (
+        re.compile(r"connection refused|no server running|error connecting to", re.I),
+        "no network, and Unix sockets outside the sandbox are masked (allowed ones: "
+        "[sandbox] unix_sockets)",
+    ),
 )
 DEFAULT_ENABLED = True  # on where bwrap works (availability says why not elsewhere)
 
@@ -140,11 +257,15 @@ class Settings:
     allow_write: tuple[str, ...] = ()
     hide: tuple[str, ...] = ()
     scrub_env: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()  # more variables passed (names or patterns)
+    unix_sockets: tuple[str, ...] = ()  # sockets outside left reachable
+    tmp_size: int = DEFAULT_TMP_SIZE  # bytes the private /tmp may hold
 
     @classmethod
     def of(cls, settings: Mapping[str, Any]) -> Settings:
         table = settings.get("sandbox")
         table = table if isinstance(table, Mapping) and not problems(table) else {}
+        size = table.get("tmp_size")
         return cls(
             enabled=bool(table.get("enabled", DEFAULT_ENABLED)),
             network=table.get("network", False) is True,
@@ -153,7 +274,25 @@ class Settings:
             allow_write=tuple(table.get("allow_write", ())),
             hide=tuple(table.get("hide", ())),
             scrub_env=tuple(table.get("scrub_env", ())),
+            env=tuple(table.get("env", ())),
+            unix_sockets=tuple(table.get("unix_sockets", ())),
+            tmp_size=DEFAULT_TMP_SIZE if size is None else parse_size(size) or DEFAULT_TMP_SIZE,
         )
+
+
+def parse_size(value: Any) -> int | None:
+    """Bytes from ``512M``, ``2G``, ``1.5GiB``, ``100k`` or a whole number; None if it is
+    none of these (or not above zero)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value > 0 else None
+    match = _SIZE.match(str(value))
+    if match is None:
+        return None
+    power = " KMGT".index(match.group(2).upper() or " ")
+    size = int(float(match.group(1)) * 1024**power)
+    return size if size > 0 else None
 
 
 def problems(table: Any) -> list[str]:
@@ -165,11 +304,18 @@ def problems(table: Any) -> list[str]:
         rule = KEYS.get(key)
         if rule is None:
             found.append(f"sandbox.{key} is not a sandbox setting ({', '.join(KEYS)})")
-        elif not isinstance(value, rule[0]) or (
-            isinstance(value, list) and not all(isinstance(item, str) and item for item in value)
+        elif (
+            not isinstance(value, rule[0])
+            or (isinstance(value, bool) and bool not in _types(rule[0]))
+            or (isinstance(value, list) and not all(isinstance(i, str) and i for i in value))
+            or (key == "tmp_size" and parse_size(value) is None)
         ):
             found.append(f"sandbox.{key} must be {rule[1]}")
     return found
+
+
+def _types(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
 
 
 _AVAILABILITY: dict[str, str | None] = {}
@@ -185,7 +331,7 @@ def availability() -> str | None:
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
     if bwrap not in _AVAILABILITY:
-        trial = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        trial = [bwrap, *_identity(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         trial += ["--unshare-pid", "--unshare-net", "--die-with-parent", "--", "true"]
         try:
             done = subprocess.run(trial, capture_output=True, text=True, timeout=10)
@@ -195,6 +341,18 @@ def availability() -> str | None:
             why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
             _AVAILABILITY[bwrap] = None if done.returncode == 0 else f"bwrap cannot run here: {why}"
     return _AVAILABILITY[bwrap]
+
+
+def _identity() -> list[str]:
+    """Who the command is: no capabilities, in a user namespace of its own; as root, the
+    unprivileged ``nobody`` there (bwrap run by root keeps every capability otherwise)."""
+    args = ["--unshare-user", "--cap-drop", "ALL"]
+    if os.geteuid() == 0:
+        args += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
+    return args
+
+
+NOBODY = 65534
 
 
 def scrubbed_env(
@@ -211,24 +369,142 @@ def scrubbed_env(
     }
 
 
+def passed_env(
+    environ: Mapping[str, str],
+    names: tuple[str, ...] = (),
+    scrub: tuple[str, ...] = (),
+    secrets: tuple[str, ...] = (),
+) -> dict[str, str]:
+    """The variables of ``environ`` a sandboxed command gets: those ``ENV_PASSED`` or
+    ``names`` name (case-insensitive patterns; ``DEFAULT_SCRUB`` names only when named
+    exactly), minus ``scrub`` patterns, minus any whose value is a secret or, for a secret
+    of 12 characters or more, holds one."""
+    exact = {n.upper() for n in names if not any(c in n for c in "*?[")}
+    allowed = [p.upper() for p in (*ENV_PASSED, *names)]
+    secret = [p.upper() for p in DEFAULT_SCRUB]
+    dropped = [p.upper() for p in scrub]
+    long = [s for s in secrets if len(s) >= _SECRET_INSIDE]
+    whole = {s for s in secrets if s}
+
+    def passes(name: str, value: str) -> bool:
+        upper = name.upper()
+        if upper not in exact and (
+            not any(fnmatch.fnmatchcase(upper, p) for p in allowed)
+            or any(fnmatch.fnmatchcase(upper, p) for p in secret)
+        ):
+            return False
+        if any(fnmatch.fnmatchcase(upper, p) for p in dropped):
+            return False
+        return value not in whole and not any(s in value for s in long)
+
+    return {name: value for name, value in environ.items() if passes(name, value)}
+
+
 def session_tmp(session_id: str) -> Path:
     """Where a session's private /tmp lives: under the user cache, so nothing is left in
-    the real /tmp (``Session.close`` removes it)."""
+    the real /tmp (``Session.close`` removes it; ``sweep_tmp`` those of sessions that
+    ended without closing)."""
     import platformdirs
 
     return Path(platformdirs.user_cache_dir(paths.APP)) / "sandbox-tmp" / session_id
 
 
 def _expand(path: str, home: Path) -> Path:
+    if path.startswith("$XDG_CONFIG_HOME/"):
+        base = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+        return Path(base) / path[len("$XDG_CONFIG_HOME/") :]
     if path == "~" or path.startswith("~/"):
         return home / path[2:]
     return Path(path)
 
 
+def _matches(place: Path) -> list[Path]:
+    """``place``, or what it names when a part has ``*`` (one level each)."""
+    if "*" not in str(place):
+        return [place]
+    parts = place.parts
+    found = [Path(parts[0])]
+    for part in parts[1:]:
+        if "*" in part:
+            found = [
+                child
+                for folder in found
+                for child in _children(folder)
+                if fnmatch.fnmatchcase(child.name, part)
+            ]
+        else:
+            found = [folder / part for folder in found]
+    return found
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return [Path(entry.path) for entry in os.scandir(folder)]
+    except OSError:
+        return []
+
+
+def host_sockets() -> list[Path]:
+    """Unix sockets with a path that a command could connect to: those bound in this
+    network namespace (``/proc/net/unix``), and socket files under ``SOCKET_FOLDERS``
+    (servers in other namespaces, such as a container's, are not listed there)."""
+    found: list[str] = []
+    try:
+        with open("/proc/net/unix", "rb") as table:
+            next(table, None)
+            for line in table:
+                fields = line.rstrip(b"\n").split(None, 7)
+                if len(fields) == 8 and fields[7].startswith(b"/"):
+                    found.append(os.fsdecode(fields[7]))
+    except OSError:
+        pass
+    for top, depth in SOCKET_FOLDERS:
+        found += _socket_files(top, depth)
+    sockets = []
+    for name in dict.fromkeys(found):
+        try:
+            if stat.S_ISSOCK(os.lstat(name).st_mode):
+                sockets.append(Path(name))
+        except OSError:
+            continue
+    return sockets
+
+
+def _socket_files(top: str, depth: int) -> list[str]:
+    found = []
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if depth > 1:
+                    found += _socket_files(entry.path, depth - 1)
+            elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+                found.append(entry.path)  # a socket, fifo or device: lstat tells later
+        except OSError:
+            continue
+    return found
+
+
+@dataclass
+class Protection:
+    """What a command must not change in the worktree: ``kept`` exist and are bound
+    read-only; ``stand_ins`` are missing folders that get an empty read-only one; ``watched``
+    are missing files that, if a command makes one, are moved aside when it ends."""
+
+    kept: list[Path] = field(default_factory=list)
+    stand_ins: list[Path] = field(default_factory=list)
+    watched: list[Path] = field(default_factory=list)
+
+
 @dataclass
 class Sandbox:
     """The sandbox for one session: ``active`` when enabled and bwrap works; ``reason``
-    says why not otherwise. ``command(argv, workdir)`` gives the wrapped command."""
+    says why not otherwise. ``command(argv, workdir)`` gives the wrapped command.
+    ``folder``: the session's folder (the agents' config is protected there and in each
+    folder up to the worktree's top)."""
 
     settings: Settings
     worktree: Path
@@ -236,10 +512,17 @@ class Sandbox:
     reason: str | None = None
     home: Path = field(default_factory=Path.home)
     tmp: Path | None = None  # the session's /tmp (kept between its commands); None: one each
-    restored: list[str] = field(default_factory=list)  # protected links put back (_links_kept)
+    restored: list[str] = field(default_factory=list)  # protected entries put back
+    folder: Path | None = None
 
     @classmethod
-    def of(cls, settings: Mapping[str, Any], worktree: Path, tmp: Path | None = None) -> Sandbox:
+    def of(
+        cls,
+        settings: Mapping[str, Any],
+        worktree: Path,
+        tmp: Path | None = None,
+        folder: Path | None = None,
+    ) -> Sandbox:
         """From a session's settings: its provider's key(s) are the secrets."""
         wanted = Settings.of(settings)
         secrets = [settings.get("api_key")]
@@ -248,11 +531,18 @@ class Sandbox:
             secrets += [t.get("api_key") for t in models.values() if isinstance(t, Mapping)]
         reason = availability() if wanted.enabled else "off in config ([sandbox] enabled)"
         keys = tuple(s for s in secrets if isinstance(s, str) and s)
-        return cls(wanted, worktree, keys, reason, tmp=tmp)
+        return cls(wanted, worktree, keys, reason, tmp=tmp, folder=folder)
 
     @property
     def active(self) -> bool:
         return self.reason is None
+
+    @property
+    def home_exposed(self) -> bool:
+        """Whether the worktree is HOME or a folder above it (``/`` included): then it is
+        not writable in the sandbox (dotfiles, tui-agent's own state)."""
+        home, worktree = self.home.resolve(), self.worktree.resolve()
+        return home.is_relative_to(worktree)
 
     def describe(self) -> str:
         """One line for ``/permissions`` and the start note."""
@@ -271,48 +561,100 @@ class Sandbox:
             if self.settings.auto_allow
             else "commands asked as configured"
         )
+        writes = (
+            "nothing writable but a private /tmp: this folder is your home folder or above "
+            "it (open a project folder)"
+            if self.home_exposed
+            else "writes only in the worktree, a private /tmp"
+        )
         return (
-            f"Sandbox: on (bubblewrap) — writes only in the worktree, a private /tmp"
+            f"Sandbox: on (bubblewrap) — {writes}"
             f"{' and allow_write' if self.settings.allow_write else ''}; {net}; "
-            f"secrets and credential folders hidden; {asks}."
+            f"secrets and credential folders hidden, Unix sockets outside masked; {asks}."
         )
 
     def hidden(self) -> list[Path]:
         """What the command must not see, as real paths (a symlinked ~/.aws is hidden
-        where it leads): credential folders, tui-agent's config, host sockets."""
+        where it leads): credentials, histories, tui-agent's config, state (sessions,
+        checkpoints) and cache (other sessions' /tmp), host sockets."""
         places = [*DEFAULT_HIDE, *self.settings.hide]
-        found = [_expand(p, self.home) for p in places] + [paths.user_config_dir()]
+        found = [m for p in places for m in _matches(_expand(p, self.home))]
+        found += [paths.user_config_dir(), paths.user_data_dir(), _user_cache()]
         found += [Path(p.format(uid=os.getuid())) for p in HOST_SOCKETS]
         agent = os.environ.get("SSH_AUTH_SOCK")
         if agent:
             found.append(Path(agent))
         real = [p.resolve() for p in found if p.exists()]  # a dangling link: nothing to hide
+        seen = self._seen()
+        kept = [
+            p  # under the real /tmp and not bound in: not there to hide
+            for p in real
+            if not p.is_relative_to("/tmp") or any(p.is_relative_to(s) for s in seen)
+        ]
+        # a hidden folder covers what is below it (bwrap could not mount there)
+        return [
+            p for p in dict.fromkeys(kept) if not any(p != o and p.is_relative_to(o) for o in kept)
+        ]
+
+    def _seen(self) -> list[Path]:
         extra = [_expand(p, self.home) for p in self.settings.allow_write]
-        seen = [s.resolve() for s in [self.home, self.worktree, *extra]]
-        return list(
-            dict.fromkeys(  # under the real /tmp and not bound in: not there to hide
-                p
-                for p in real
-                if not p.is_relative_to("/tmp") or any(p.is_relative_to(s) for s in seen)
-            )
-        )
+        return [s.resolve() for s in [self.home, self.worktree, *extra]]
+
+    def levels(self) -> list[Path]:
+        """The worktree's top and each folder from it down to the session's folder."""
+        top = self.worktree
+        if self.folder is None or self.folder == top or not self.folder.is_relative_to(top):
+            return [top]
+        found = [top]
+        for part in self.folder.relative_to(top).parts:
+            found.append(found[-1] / part)
+        return found
 
     def protected(self) -> list[Path]:
-        """The worktree's paths that decide what runs: those that exist, and those that
-        could be made: a missing ``.git`` (no ``git init`` in the sandbox), ``hooks`` and
-        ``config`` in a ``.git`` folder (a ``.git`` file, as in a linked worktree, is
-        itself read-only), the config folders, and ``core.hooksPath`` inside the worktree."""
+        """The worktree's paths that decide what runs, those there and the folders that
+        could be made (``protection``)."""
+        made = self.protection()
+        return [*made.kept, *made.stand_ins]
+
+    def protection(self) -> Protection:
+        """What a command must not change: in a ``.git`` folder ``GIT_PROTECTED`` and each
+        submodule's ``config`` and ``hooks``; a missing ``.git`` (no ``git init`` in the
+        sandbox; a ``.git`` file, as in a linked worktree, is itself read-only); the
+        agents' config at every level; ``core.hooksPath`` inside the worktree."""
+        made = Protection()
         git = self.worktree / ".git"
-        found = []
+
+        def place(path: Path, folder: bool) -> None:
+            if path.exists() or path.is_symlink():
+                made.kept.append(path)
+            elif folder:
+                made.stand_ins.append(path)
+            else:
+                made.watched.append(path)
+
         if git.is_dir() and not git.is_symlink():
-            found += [git / "hooks", git / "config"]
+            for name in GIT_PROTECTED:
+                place(git / name, name in GIT_STAND_INS or name not in GIT_FILES)
+            for module in _modules(git / "modules"):
+                for name in ("config", "hooks"):
+                    if (module / name).exists():
+                        made.kept.append(module / name)
+                for name in GIT_FILES:
+                    place(module / name, False)
         else:
-            found.append(git)
-        found += [self.worktree / name for name in PROTECTED if not name.startswith(".git/")]
+            place(git, True)
+        for level in self.levels():
+            for name in paths.AGENT_CONFIG:
+                place(level / name, name not in paths.AGENT_CONFIG_FILES)
         hooks = self._hooks_path(git)
         if hooks is not None:
-            found.append(hooks)
-        return list(dict.fromkeys(found))
+            place(hooks, True)
+        # no stand-ins for a missing .git/remotes or branches (old-style remotes: read only
+        # when a command names one)
+        made.stand_ins = [p for p in made.stand_ins if p.parent != git or p.name in GIT_STAND_INS]
+        for part in ("kept", "stand_ins", "watched"):
+            setattr(made, part, list(dict.fromkeys(getattr(made, part))))
+        return made
 
     def _hooks_path(self, git: Path) -> Path | None:
         """``core.hooksPath`` from ``.git/config`` when it points inside the worktree
@@ -334,9 +676,7 @@ class Sandbox:
         is not in the sandbox (its own /tmp is), and binding any of it would bring in
         what lives there (other programs' sockets)."""
         real = workdir.resolve()
-        extra = [_expand(p, self.home) for p in self.settings.allow_write]
-        seen = [self.worktree, self.home, *extra]
-        if not real.is_relative_to("/tmp") or any(real.is_relative_to(p.resolve()) for p in seen):
+        if not real.is_relative_to("/tmp") or any(real.is_relative_to(p) for p in self._seen()):
             return None
         return (
             f"workdir {workdir} is under /tmp, which the sandbox replaces with a private "
@@ -351,11 +691,26 @@ class Sandbox:
 
     def env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         environ = os.environ if environ is None else environ
-        env = scrubbed_env(environ, DEFAULT_SCRUB + self.settings.scrub_env, self.secrets)
+        env = passed_env(environ, self.settings.env, self.settings.scrub_env, self.secrets)
         env["TMPDIR"] = "/tmp"
         if self.proxied:
             env |= netproxy.proxy_env()
         return env
+
+    def masked_sockets(self) -> list[Path]:
+        """The host's Unix sockets a command would otherwise reach: not those in
+        ``unix_sockets``, under a hidden folder, or in the real /tmp (not bound in)."""
+        allowed = {_expand(p, self.home).resolve() for p in self.settings.unix_sockets}
+        hidden, seen = self.hidden(), self._seen()
+        found = []
+        for socket in host_sockets():
+            real = socket.parent.resolve() / socket.name
+            if real in allowed or any(real.is_relative_to(h) for h in hidden):
+                continue
+            if real.is_relative_to("/tmp") and not any(real.is_relative_to(s) for s in seen):
+                continue
+            found.append(real)
+        return list(dict.fromkeys(found))
 
     def arguments(
         self, argv: list[str], workdir: Path, private_tmp: Path, proxy: Path | None = None
@@ -364,7 +719,7 @@ class Sandbox:
         over earlier. ``proxy``: the allowed-hosts proxy's socket, bound into /tmp, and
         ``argv`` started behind the forwarder."""
         bwrap = shutil.which("bwrap") or "bwrap"
-        args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args = [bwrap, *_identity(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         args += ["--bind", str(private_tmp), "/tmp"]
         if proxy is not None:
             args += ["--bind", str(proxy), netproxy.INSIDE]
@@ -375,25 +730,30 @@ class Sandbox:
         home = str(self.home)
         if self.home.is_dir():  # read-only again: it may sit under the private /tmp
             args += ["--ro-bind", home, home]
-        writable = [self.worktree] + [_expand(p, self.home) for p in self.settings.allow_write]
+        exposed = self.home_exposed
+        writable = [] if exposed else [self.worktree]
+        writable += [_expand(p, self.home) for p in self.settings.allow_write]
         for place in writable:
             if place.is_dir():
                 args += ["--bind", str(place), str(place)]
         git = self.worktree / ".git"
-        if git.is_dir() and not git.is_symlink():  # a mount point: cannot be renamed away
+        if not exposed and git.is_dir() and not git.is_symlink():  # cannot be renamed away
             args += ["--bind", str(git), str(git)]
         for place in self.hidden():  # after the writable binds, so none uncovers them
             if place.is_dir():
                 args += ["--tmpfs", str(place), "--remount-ro", str(place)]
             else:
                 args += ["--ro-bind", "/dev/null", str(place)]
-        for place in self.protected():
-            if place.is_symlink() and not place.exists():
-                continue  # a dangling link: nothing there to protect (_links_kept keeps it)
-            if place.exists():
+        if not exposed:
+            made = self.protection()
+            for place in made.kept:
+                if place.is_symlink() and not place.exists():
+                    continue  # a dangling link: nothing there to protect (_links_kept keeps it)
                 args += ["--ro-bind", str(place), str(place)]
-            else:  # not there yet: an empty read-only folder keeps it from being made
+            for place in made.stand_ins:  # an empty read-only folder keeps it from being made
                 args += ["--tmpfs", str(place), "--remount-ro", str(place)]
+        for place in self.masked_sockets():  # connect() finds no server there
+            args += ["--ro-bind", "/dev/null", str(place)]
         if not self.settings.network:
             args.append("--unshare-net")
         args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent"]
@@ -404,15 +764,18 @@ class Sandbox:
     def command(
         self, argv: list[str], workdir: Path, environ: Mapping[str, str] | None = None
     ) -> Iterator[tuple[list[str], dict[str, str] | None]]:
-        """``(argv, env)`` to start: wrapped in bwrap with a scrubbed environment when
+        """``(argv, env)`` to start: wrapped in bwrap with a passed environment when
         active, else as given (env None: the agent's own). Without a session's ``tmp``
         the private /tmp is made for this command and removed when the block ends."""
         if not self.active:
             yield argv, None
             return
-        protected = self.protected()
-        missing = [p for p in protected if not p.exists() and not p.is_symlink()]
-        with _placeholders(self.worktree, missing), self._links_kept(protected):
+        made = Protection() if self.home_exposed else self.protection()
+        with (
+            _placeholders(self.worktree, made.stand_ins),
+            self._links_kept(made.kept),
+            self._made_kept(made.watched),
+        ):
             if self.tmp is not None:
                 self.tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
                 proxy = self._proxy(self.tmp)  # kept for the session: stop_proxy
@@ -444,7 +807,7 @@ class Sandbox:
                     continue
                 try:
                     if place.exists() or place.is_symlink():
-                        aside = _free_name(place)
+                        aside = _free_name(place, "replaced")
                         place.rename(aside)
                         what = f"moved what the command put there to {aside.name}"
                     else:
@@ -458,6 +821,102 @@ class Sandbox:
                     f"it was put back ({what})"
                 )
                 log.warning("sandbox: %s", self.restored[-1])
+
+    @contextlib.contextmanager
+    def _made_kept(self, places: list[Path]) -> Iterator[None]:
+        """Protected files that were not there (``.mcp.json``, ``.git/commondir``) cannot
+        have a stand-in (git dies on an empty ``commondir``): one that a command made is
+        moved aside when it ends (``NAME.made-in-sandbox-N``, which nothing reads), before
+        tui-agent or the user's git reads it; ``restored`` says so."""
+        try:
+            yield
+        finally:
+            for place in places:
+                if not (place.exists() or place.is_symlink()):
+                    continue
+                try:
+                    aside = _free_name(place, "made")
+                    place.rename(aside)
+                except OSError as exc:
+                    log.warning("sandbox: could not move %s aside: %s", place, exc)
+                    continue
+                shown = _shown(place, self.worktree)
+                self.restored.append(
+                    f"{shown} is protected (it decides what runs) and cannot be made in the "
+                    f"sandbox: the command's one was moved to {aside.name}. Write it with the "
+                    "write tool (the user is asked), or ask the user"
+                )
+                log.warning("sandbox: %s", self.restored[-1])
+
+    def why(self, output: str) -> str | None:
+        """What in a failed sandboxed command's ``output`` looks like the sandbox's doing,
+        naming the rule (a hidden path, the private /tmp, a read-only home folder), or None."""
+        reasons = []
+        what = caused(output)
+        if self.home_exposed and re.search(r"read-only file system", output, re.I):
+            what = (
+                f"the session's folder ({self.worktree}) is your home folder or above it, so "
+                "the sandbox keeps it read-only: start tui-agent in a project folder"
+            )
+        for name in re.findall(r"(\S+?)['\"]?: No such file or directory", output):
+            name = name.strip("'\"`:")
+            if name == "/tmp" or name.startswith("/tmp/"):
+                reasons.append(
+                    f"{name} is in /tmp: the sandbox has a private /tmp of its own, the real "
+                    "one is not visible (use a folder in the worktree)"
+                )
+            elif name and self._is_hidden(name):
+                reasons.append(f"{name} is hidden in the sandbox (credentials and histories)")
+        found = list(dict.fromkeys([*([what] if what else []), *reasons]))
+        return "; ".join(found) or None
+
+    def note(self, output: str) -> str | None:
+        """The note for a failed sandboxed command's ``output`` when the sandbox may be
+        why: what got in the way, naming the rule, and the way out; or None."""
+        said = self.why(output)
+        if said is None:
+            return None
+        return (
+            f"this ran in the sandbox and may have failed because of it ({said}). In the "
+            "sandbox writes are allowed only in the worktree and /tmp, there is no network "
+            "(or only to the hosts the user allowed), credentials are hidden and Unix "
+            f"sockets outside are masked. {_ESCAPE}"
+        )
+
+    def _is_hidden(self, name: str) -> bool:
+        place = Path(os.path.expanduser(name))
+        if not place.is_absolute():
+            return False
+        try:
+            real = place.parent.resolve() / place.name
+        except OSError:
+            return False
+        return any(real == h or real.is_relative_to(h) for h in self.hidden())
+
+
+def _modules(folder: Path, depth: int = 3) -> list[Path]:
+    """A repository's submodule git folders (``.git/modules/NAME``, nested ones too)."""
+    found: list[Path] = []
+    if depth == 0:
+        return found
+    for child in _children(folder):
+        if child.is_dir() and not child.is_symlink():
+            if (child / "HEAD").exists():
+                found.append(child)
+                found += _modules(child / "modules", depth - 1)
+            else:  # a submodule name with a slash: modules/a/b
+                found += _modules(child, depth - 1)
+    return found
+
+
+def _shown(place: Path, worktree: Path) -> str:
+    return str(place.relative_to(worktree)) if place.is_relative_to(worktree) else str(place)
+
+
+def _user_cache() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(paths.APP))
 
 
 @contextlib.contextmanager
@@ -512,9 +971,9 @@ def _remove_stand_ins(made: set[str]) -> set[str]:
     return set()
 
 
-def _free_name(place: Path) -> Path:
+def _free_name(place: Path, kind: str = "replaced") -> Path:
     for n in range(1, 1000):
-        aside = place.with_name(f"{place.name}.replaced-in-sandbox-{n}")
+        aside = place.with_name(f"{place.name}.{kind}-in-sandbox-{n}")
         if not (aside.exists() or aside.is_symlink()):
             return aside
     raise OSError(f"no free name beside {place}")
@@ -530,15 +989,14 @@ def caused(output: str) -> str | None:
 
 
 def hint(output: str) -> str | None:
-    """The note added to a failed sandboxed ``execute`` result when the sandbox may be
-    why, telling the model about the escape hatch."""
+    """The note added to a failed sandboxed command's result when the sandbox may be why,
+    telling the model the way out (``Sandbox.note`` also names hidden paths and the
+    private /tmp)."""
     what = caused(output)
     if what is None:
         return None
     return (
         f"this ran in the sandbox and may have failed because of it ({what}): writes are "
         "allowed only in the worktree and /tmp, there is no network (or only to the hosts "
-        "the user allowed), and credentials are hidden. If it must run outside, call "
-        "execute again with the same command and "
-        '"sandbox": false; the user is asked to approve that.'
+        f"the user allowed), and credentials are hidden. {_ESCAPE}"
     )

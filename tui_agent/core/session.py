@@ -166,7 +166,7 @@ class Session:
         ``execute`` and ``!command`` run inside it."""
         from .sandbox import Sandbox, session_tmp
 
-        return Sandbox.of(self.config.settings, self.worktree, session_tmp(self.id))
+        return Sandbox.of(self.config.settings, self.worktree, session_tmp(self.id), self.directory)
 
     @property
     def config(self) -> Config:
@@ -362,9 +362,7 @@ class Session:
                 raise
             self._shell_done(run)
             if box is not None and box.active and not run.ok:
-                from .sandbox import caused
-
-                why = caused(run.output)
+                why = box.why(run.output)
                 if why is not None:
                     self.output.say(
                         f"That ran in the sandbox and may have failed because of it ({why}). "

