@@ -147,6 +147,13 @@ def permissions(session: tui_agent.Session) -> None:
         sandbox = session.sandbox
         if sandbox.active or sandbox.settings.enabled:
             lines += [sandbox.describe(), ""]
+        if sandbox.active:
+            passed = ", ".join(sorted(n for n in sandbox.env() if n != "TMPDIR"))
+            lines += [
+                f"Environment passed to commands: {passed or '(none)'} (more with "
+                "[sandbox] env = [...]); TMPDIR is the private /tmp.",
+                "",
+            ]
         lines += ["**Permission rules** (last matching pattern wins)", ""]
         lines += ["| Tool | Rule |", "|---|---|"]
         shown = dict(current.table)

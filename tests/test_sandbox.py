@@ -785,10 +785,15 @@ async def test_auto_allow_false_asks_as_configured(project: Path) -> None:
 
 
 @needs_bwrap
-async def test_permissions_command_and_tool_describe_the_sandbox(session: Session) -> None:
+async def test_permissions_command_and_tool_describe_the_sandbox(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOME_SECRET_THING", "x")
     await session.run_command_line("/permissions")
     said = "\n".join(n.text for n in session.output.history)
     assert "Sandbox: on (bubblewrap)" in said and "no network" in said
+    [passed] = [line for line in said.splitlines() if line.startswith("Environment passed")]
+    assert "PATH" in passed and "HOME" in passed and "SOME_SECRET_THING" not in passed
     assert "sandbox" in session.toolbox.tools["execute"].params
     assert "runs in a sandbox" in session.toolbox.tools["execute"].description
 

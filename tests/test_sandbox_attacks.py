@@ -12,14 +12,16 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import needs_bwrap, write
+from conftest import needs_bwrap, running, write
 
 from tui_agent import ApprovalRequest, Decision, create_session
 from tui_agent.core import paths
@@ -70,8 +72,12 @@ class Place:
         )
 
     def box(self, folder: Path | None = None, **settings: Any) -> Sandbox:
+        """As root, with a session's /tmp (a tmpfs its holder keeps); as the user, with a
+        /tmp of the command's own (the holder would be root's here: the user's own
+        sessions are in tests/test_sandbox_everyday.py)."""
         made = Sandbox.of({"sandbox": settings} if settings else {}, self.project)
-        made.home, made.tmp, made.folder = self.home, self.tmp, folder
+        made.home, made.folder = self.home, folder
+        made.tmp = None if self.uid else self.tmp
         return made
 
     def run(self, box: Sandbox, command: str, workdir: Path | None = None) -> tuple[int, str]:
@@ -475,3 +481,132 @@ def test_the_protected_list_is_one_list() -> None:
 
     assert set(paths.AGENT_CONFIG) <= set(permissions.PROTECTED)
     assert set(paths.AGENT_CONFIG) <= set(sandbox.PROTECTED)
+
+
+# -- the private /tmp: size-capped, and none left behind ----------------------------------------
+
+
+@needs_bwrap
+async def test_the_private_tmp_cannot_fill_the_disk(project: Path) -> None:
+    write(paths.user_config_dir() / "config.toml", '[sandbox]\ntmp_size = "8M"\n')
+    session = create_session(project)
+    assert session.sandbox.settings.tmp_size == 8 << 20
+
+    async def run(command: str) -> dict[str, Any]:
+        return (await session.toolbox.run("execute", {"command": command})).to_dict()
+
+    assert (await run("echo small > /tmp/keep"))["exit_status"] == 0
+    full = await run("head -c 30M /dev/zero > /tmp/big")
+    assert "No space left on device" in full["output"], full
+    assert "tmp_size" in full["sandbox"] and "8 MB" in full["sandbox"]
+    said = (await run("cat /tmp/keep; du -sk /tmp | cut -f1; df -k /tmp | tail -1"))["output"]
+    keep, used, df = said.splitlines()
+    assert keep == "small" and " 8192 " in f" {df} " and int(used) <= 8 * 1024 + 64
+    # nothing of it is on the disk: the session's folder there is empty
+    tmp = session.sandbox.tmp
+    assert tmp is not None and [p.name for p in tmp.iterdir()] == []
+    assert len(running(f"{tmp}.tmpfs")) == 1  # the process that holds the tmpfs
+    await session.close()
+    assert not tmp.exists() and not Path(f"{tmp}.tmpfs").exists()
+    assert not running(f"{tmp}.tmpfs")
+
+
+def test_the_tmpfs_goes_when_tui_agent_is_killed(project: Path) -> None:
+    script = (
+        "import sys, subprocess; from pathlib import Path;"
+        " from tui_agent.sandbox import Sandbox;"
+        " box = Sandbox.of({}, Path(sys.argv[1]), Path(sys.argv[2]));"
+        " cm = box.command(['true'], Path(sys.argv[1])); argv, env = cm.__enter__();"
+        " subprocess.run(argv, env=env, check=True); print('ran', flush=True);"
+        " import time; time.sleep(60)"
+    )
+    tmp = project.parent / "killed-session"
+    agent = subprocess.Popen(
+        [sys.executable, "-c", script, str(project), str(tmp)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert agent.stdout is not None and agent.stdout.readline() == "ran\n"
+        assert running(f"{tmp}.tmpfs")
+    finally:
+        agent.kill()
+        agent.wait()
+    for _ in range(100):
+        if not running(f"{tmp}.tmpfs"):
+            break
+        time.sleep(0.05)
+    assert not running(f"{tmp}.tmpfs")
+
+
+@needs_bwrap
+def test_without_unshare_the_private_tmp_is_measured(project: Path, tmp_path: Path) -> None:
+    """Where no tmpfs can be held (util-linux's unshare missing), the private /tmp is a
+    folder whose size is measured while a command runs: a writer is stopped past it."""
+    tools = Path.home() / "bin"  # (HOME is in the sandbox; the real /tmp is not)
+    tools.mkdir()
+    for name in ("bwrap", "bash", "sh", "head", "sleep", "seq", "cat", "true", "env"):
+        found = shutil.which(name)
+        assert found is not None, name
+        (tools / name).symlink_to(found)
+    script = (
+        "import sys, subprocess; from pathlib import Path;"
+        " from tui_agent.sandbox import Sandbox;"
+        " box = Sandbox.of({'sandbox': {'tmp_size': '8M'}}, Path(sys.argv[1]), Path(sys.argv[2]))\n"
+        "def run(command):\n"
+        "    with box.command(['bash', '-c', command], Path(sys.argv[1])) as (argv, env):\n"
+        "        done = subprocess.run(argv, env=env, capture_output=True, text=True)\n"
+        "    return done.stdout + done.stderr\n"
+        "print(run('echo small > /tmp/keep; cat /tmp/keep'), end='')\n"
+        "print(run('for i in $(seq 200); do head -c 1M /dev/zero >> /tmp/big; sleep 0.02; done;"
+        " echo FINISHED'), end='')\n"
+        "print(' '.join(box.restored))\n"
+    )
+    tmp = tmp_path / "measured"
+    env = {**os.environ, "PATH": str(tools)}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(project), str(tmp)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("small\n") and "FINISHED" not in done.stdout, done.stdout
+    assert "went over tmp_size" in done.stdout and "emptied" in done.stdout
+    assert sum(f.stat().st_size for f in tmp.rglob("*") if f.is_file()) < 1 << 20
+
+
+@needs_bwrap
+def test_private_tmps_of_dead_sessions_are_removed(project: Path, tmp_path: Path) -> None:
+    from tui_agent.core.sandbox import _HELD, session_tmp
+
+    dead = session_tmp("dead-session")
+    write(dead / "junk", "x" * 1000)
+    (dead.parent / "dead-session.lock").write_text("")
+    old = session_tmp("from-an-older-version")  # no lock file: gone once a day old
+    write(old / "junk", "x")
+    os.utime(old, (0, 0))
+    alive = session_tmp("alive-elsewhere")
+    write(alive / "mine", "x")
+    holder = subprocess.Popen(
+        [
+            "python3",
+            "-c",
+            "import fcntl, os, sys, time; f = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT);"
+            " fcntl.flock(f, fcntl.LOCK_SH); print('held', flush=True); time.sleep(60)",
+            str(alive.parent / "alive-elsewhere.lock"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        _HELD.clear()  # as in a new tui-agent process
+        box = Sandbox.of({}, project, session_tmp("new-session"))
+        with box.command(["true"], project) as (argv, env):
+            subprocess.run(argv, env=env, check=True)
+        assert not dead.exists() and not (dead.parent / "dead-session.lock").exists()
+        assert not old.exists()
+        assert (alive / "mine").exists()  # another live session's: kept
+    finally:
+        holder.kill()
+        holder.wait()

@@ -10,7 +10,6 @@ import contextlib
 import json
 import logging
 import os
-import shutil
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -361,6 +360,8 @@ class Session:
                 self.events.emit(ShellFinished(failed))
                 raise
             self._shell_done(run)
+            if box is not None and box.restored:  # protected files put back, /tmp emptied
+                self.output.say("Sandbox: " + " ".join(box.restored))
             if box is not None and box.active and not run.ok:
                 why = box.why(run.output)
                 if why is not None:
@@ -445,10 +446,10 @@ class Session:
         await self.extensions.close()
         self.transcript.journal.close()
         from . import netproxy
-        from .sandbox import session_tmp  # the sandbox's private /tmp, if it ran
+        from .sandbox import release_tmp, session_tmp  # the sandbox's private /tmp, if it ran
 
         netproxy.stop(session_tmp(self.id))  # its allowed-hosts proxy, if one ran
-        shutil.rmtree(session_tmp(self.id), ignore_errors=True)
+        release_tmp(session_tmp(self.id))
 
     def cancel(self) -> bool:
         """Cancel the running turn: the stream closes and running tools are cancelled.
