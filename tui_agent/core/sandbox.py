@@ -71,7 +71,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import netproxy, paths
+from . import netproxy, paths, trust
 
 log = logging.getLogger("tui_agent.sandbox")
 
@@ -608,14 +608,19 @@ class Sandbox:
         return [s.resolve() for s in [self.home, self.worktree, *extra]]
 
     def levels(self) -> list[Path]:
-        """The worktree's top and each folder from it down to the session's folder."""
+        """Where the agents' config is protected: the worktree's top, each folder from it
+        down to the session's folder, and every trusted folder inside the worktree (a
+        sub-project whose config a later session started there would load)."""
         top = self.worktree
-        if self.folder is None or self.folder == top or not self.folder.is_relative_to(top):
-            return [top]
         found = [top]
-        for part in self.folder.relative_to(top).parts:
-            found.append(found[-1] / part)
-        return found
+        if self.folder is not None and self.folder != top and self.folder.is_relative_to(top):
+            for part in self.folder.relative_to(top).parts:
+                found.append(found[-1] / part)
+        real = top.resolve()
+        for folder in trust.trusted_folders():
+            if folder.is_relative_to(real) and folder != real and folder.is_dir():
+                found.append(top / folder.relative_to(real))
+        return list(dict.fromkeys(found))
 
     def protected(self) -> list[Path]:
         """The worktree's paths that decide what runs, those there and the folders that

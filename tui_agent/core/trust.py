@@ -33,6 +33,11 @@ def decision(folder: Path) -> bool | None:
     return _read().get(str(folder.resolve()))
 
 
+def trusted_folders() -> list[Path]:
+    """Every folder whose code the user let run (the sandbox keeps their config read-only)."""
+    return [Path(folder) for folder, trusted in _read().items() if trusted]
+
+
 def remember(folder: Path, trusted: bool) -> None:
     folders = _read()
     folders[str(folder.resolve())] = trusted
