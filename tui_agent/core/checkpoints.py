@@ -8,6 +8,9 @@ only what changed. A snapshot is only a tree id; nothing refers to it but the ca
 the shadow's config turns automatic gc off (``gc.auto=0``) and no tree is ever pruned.
 The user's repository is never written: no command here runs with its ``.git`` as the
 repository except one read-only listing (below), with optional locks and fsmonitor off.
+Every git here runs with safe_git's config and environment (no fsmonitor, hook, driver,
+pager, editor or transport, whatever the user's or a nested repository's config says),
+and git itself is never taken from a PATH folder inside the worktree.
 
 Decisions:
 
@@ -55,7 +58,6 @@ import hashlib
 import os
 import re
 import secrets
-import shutil
 import stat
 import subprocess
 from collections.abc import Iterator, Sequence
@@ -64,6 +66,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths as app_paths
+from . import safe_git
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
@@ -138,7 +141,7 @@ class CheckpointStore:
         folder = Path(store_dir) if store_dir is not None else default_store_dir(self.worktree)
         self.store_dir = folder.resolve()  # git runs in the worktree: no relative GIT_DIR
         self.max_file_bytes = max_file_bytes
-        self._git = shutil.which("git")
+        self._git = safe_git.executable("git", self.worktree)  # never from the worktree
         self._reason: str | None = None if self._git else MISSING_GIT
         self._ready = False
         self._excludes_file: str | None = None
@@ -162,7 +165,10 @@ class CheckpointStore:
         assert self._git is not None
         try:
             done = subprocess.run(
-                [self._git, "--version"], capture_output=True, env=_plain_env(), check=False
+                [self._git, "--version"],
+                capture_output=True,
+                env=_plain_env(self.worktree),
+                check=False,
             )
         except OSError as exc:
             return f"git at {self._git} does not run ({exc}); {_OFF}"
@@ -244,13 +250,13 @@ class CheckpointStore:
         git_dir = _user_git_dir(self.worktree)
         if git_dir is None:
             return []
-        env = _plain_env()
+        env = _plain_env(self.worktree)
         env.update(
             GIT_DIR=str(git_dir),
             GIT_WORK_TREE=str(self.worktree),
             GIT_OPTIONAL_LOCKS="0",
         )
-        args = ["-c", "core.fsmonitor=false", "ls-files", "-z", "-c", "-i", "--exclude-standard"]
+        args = ["ls-files", "-z", "-c", "-i", "--exclude-standard"]
         done = self._call(args, env=env)
         return _split(done.stdout) if done.returncode == 0 else []
 
@@ -489,7 +495,7 @@ class CheckpointStore:
             if not (self.store_dir / "HEAD").is_file():
                 done = self._call(
                     ["init", "--quiet", "--bare", "--template=", str(self.store_dir)],
-                    env=_plain_env(),
+                    env=_plain_env(self.worktree),
                 )
                 if done.returncode != 0:
                     raise CheckpointError(
@@ -507,7 +513,7 @@ class CheckpointStore:
 
     def _user_excludes_file(self) -> str:
         """``core.excludesFile`` as the user's git resolves it in the worktree, or ""."""
-        env = _plain_env()
+        env = _plain_env(self.worktree)
         env["GIT_OPTIONAL_LOCKS"] = "0"
         done = self._call(
             ["config", "--path", "--get", "core.excludesFile"], env=env, cwd=self.worktree
@@ -516,7 +522,7 @@ class CheckpointStore:
 
     def _shadow(self, *args: str, stdin: bytes | None = None, options: Sequence[str] = ()) -> bytes:
         """Run git on the shadow repository; a failure raises with git's last words."""
-        env = _plain_env()
+        env = _plain_env(self.worktree)
         env.update(
             GIT_DIR=str(self.store_dir),
             GIT_WORK_TREE=str(self.worktree),
@@ -549,7 +555,7 @@ class CheckpointStore:
         assert self._git is not None
         try:
             return subprocess.run(
-                [self._git, *args],
+                safe_git.argv(self._git, *args),
                 input=stdin,
                 capture_output=True,
                 env=env,
@@ -560,12 +566,12 @@ class CheckpointStore:
             raise CheckpointError(f"checkpoints: could not run git ({exc})") from exc
 
 
-def _plain_env() -> dict[str, str]:
-    """The environment without any ``GIT_*`` variable: a calling git hook sets GIT_DIR,
-    GIT_INDEX_FILE or GIT_WORK_TREE, which would point our commands at the user's repo."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0")
-    return env
+def _plain_env(worktree: Path) -> dict[str, str]:
+    """The environment without any inherited ``GIT_*`` variable (a calling git hook sets
+    GIT_DIR, GIT_INDEX_FILE or GIT_WORK_TREE, which would point our commands at the user's
+    repo), with safe_git's: no prompt, pager, editor or transport, no PATH folder inside
+    the worktree."""
+    return safe_git.environment(near=worktree, LC_ALL="C")
 
 
 def _user_git_dir(worktree: Path) -> Path | None:

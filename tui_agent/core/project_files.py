@@ -20,6 +20,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import safe_git
+
 SKIP_DIRS = frozenset(
     {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".ruff_cache", ".tox"}
 )
@@ -36,11 +38,17 @@ def in_git(worktree: Path) -> bool:
 
 def git_files(folder: Path) -> list[str] | None:
     """The files git would show under ``folder`` (relative to it, ``/``-separated), or None
-    when git cannot say (not installed, not a repository, too slow)."""
+    when git cannot say (not installed, not a repository, too slow). git runs with
+    safe_git's hardening: the repository's config (``core.fsmonitor``…) runs nothing."""
+    git = safe_git.executable("git", folder)
+    if git is None:
+        return None
     try:
         done = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            safe_git.argv(git, "ls-files", "-z", "--cached", "--others", "--exclude-standard"),
             cwd=folder,
+            env=safe_git.environment(near=folder),
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=GIT_TIMEOUT,
             check=True,

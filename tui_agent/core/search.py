@@ -13,12 +13,13 @@ ripgrep's own test (a NUL anywhere, found buffer by buffer) cannot be reproduced
 
 How each engine gets there:
 
-- **ripgrep** (``rg``) lists with ``rg --files`` and searches in two passes: ``--count``
-  over the tree (cheap to read however many lines match), then the lines themselves of
-  the first files in order, just enough of them for the cap. Flags make it follow the
-  shared rules: ``--hidden``, ``--no-require-git`` (ignore files honoured outside git
-  too), ``--no-ignore-global``, ``-g '!.git'`` and ``-g '!node_modules/'``…, ``--text``,
-  ``--encoding none``, ``--no-config`` (no user ``RIPGREP_CONFIG_PATH``).
+- **ripgrep** (``rg``, from PATH but not inside the worktree: safe_git) lists with
+  ``rg --files`` and searches in two passes: ``--count`` over the tree (cheap to read
+  however many lines match), then the lines themselves of the first files in order,
+  just enough of them for the cap. Flags make it follow the shared rules: ``--hidden``,
+  ``--no-require-git`` (ignore files honoured outside git too), ``--no-ignore-global``,
+  ``-g '!.git'`` and ``-g '!node_modules/'``…, ``--text``, ``--encoding none``,
+  ``--no-config`` (no user ``RIPGREP_CONFIG_PATH``).
 - **git** lists with ``git ls-files --cached --others --exclude-standard`` minus tracked
   files an ignore rule matches (ripgrep skips those too), and searches with
   ``git grep --untracked -P`` (PCRE2, UTF-8 and Unicode classes). It is used only where it
@@ -26,6 +27,8 @@ How each engine gets there:
   not ignored themselves (git would list nothing inside), and no ``.ignore`` file takes
   anything back with ``!`` (git does not read ``.ignore`` files; their rules are applied
   afterwards). Nested repositories and submodules are searched by running it there.
+  Every git run has safe_git's config and environment: no repository's config (a nested
+  one's, a ``.git/commondir`` or ``.git`` file redirect, an include) runs a program.
 - **python** walks the folder (ignore_rules.walk) and matches with ``re``.
 
 A pattern an engine cannot express (lookaround or backreferences for ripgrep's Rust
@@ -36,7 +39,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
@@ -45,6 +47,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from . import safe_git
 from .ignore_rules import SKIP_DIRS, Level, decide, glob_class, level_of, parent_levels, walk
 from .regex_dialects import Untranslatable, check, translate
 
@@ -103,12 +106,13 @@ def _shown_text(raw: bytes) -> str:
 # -- engines that exist here ---------------------------------------------------------------
 
 
-def rg_path() -> str | None:
-    return shutil.which("rg")
+def rg_path(near: Path | None = None) -> str | None:
+    """ripgrep from PATH, never from a folder inside ``near``'s worktree (safe_git)."""
+    return safe_git.executable("rg", near)
 
 
-def git_path() -> str | None:
-    return shutil.which("git")
+def git_path(near: Path | None = None) -> str | None:
+    return safe_git.executable("git", near)
 
 
 def repo_top(folder: Path) -> Path | None:
@@ -120,13 +124,15 @@ def repo_top(folder: Path) -> Path | None:
     return None
 
 
-def _environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env["LC_ALL"] = "C.UTF-8"  # git grep -P matches UTF-8 only in a UTF-8 locale
-    return env
+def _environment(near: Path) -> dict[str, str]:
+    # git grep -P matches UTF-8 only in a UTF-8 locale
+    return safe_git.environment(near=near, LC_ALL="C.UTF-8")
 
 
+# safe_git's hardening (no fsmonitor, hooks, drivers…: a nested repository's config runs
+# nothing), then what makes git's output ours
 GIT_CONFIG = [
+    *safe_git.OPTIONS,
     "-c",
     "core.excludesFile=/dev/null",
     "-c",
@@ -151,11 +157,11 @@ def _git_pcre_works(git: str) -> bool:
     here = Path(__file__)
     try:
         done = subprocess.run(
-            [git, "grep", "--no-index", "-c", "-P", PROBE, "--", here.name],
+            [git, *safe_git.OPTIONS, "grep", "--no-index", "-c", "-P", PROBE, "--", here.name],
             cwd=here.parent,
             stdin=subprocess.DEVNULL,
             capture_output=True,
-            env=_environment(),
+            env=_environment(here.parent),
             timeout=TIMEOUT,
         )
     except (OSError, subprocess.SubprocessError):
@@ -424,7 +430,7 @@ class _DotIgnores:
 
 def _git_usable(root: Path) -> Path:
     """The repository's top when the git engine may search ``root``; else raises."""
-    git = git_path()
+    git = git_path(root)
     if git is None:
         raise EngineUnavailable("git is not installed")
     top = repo_top(root)
@@ -465,8 +471,8 @@ def _git_listing(root: Path, specs: Sequence[str] = ()) -> _GitListing:
     ones narrowed to ``specs`` (pathspecs) when given (the ``.ignore`` files are always
     listed: their rules are needed)."""
     top = _git_usable(root)
-    git = git_path() or "git"
-    env = _environment()
+    git = git_path(root) or "git"
+    env = _environment(root)
     ls = [git, *GIT_CONFIG, "ls-files", "-z", "--exclude-standard"]
     wanted = [*specs, *(f":(glob)**/{kind}" for kind in _DotIgnores.KINDS)] if specs else ["."]
     narrow = ["--", *wanted, *SKIP_SPECS]
@@ -507,8 +513,8 @@ def _git_listing(root: Path, specs: Sequence[str] = ()) -> _GitListing:
 # -- listings ------------------------------------------------------------------------------
 
 
-def _ripgrep() -> str:
-    rg = rg_path()
+def _ripgrep(near: Path) -> str:
+    rg = rg_path(near)
     if rg is None:
         raise EngineUnavailable("ripgrep (rg) is not installed")
     return rg
@@ -544,7 +550,7 @@ def _rg_types(names: list[str] | None) -> list[str]:
 
 
 def _rg_files(root: Path, names: list[str] | None = None) -> list[str]:
-    rg = _ripgrep()
+    rg = _ripgrep(root)
     out = _run([*_rg_base(rg), *_rg_types(names), "--files", "--null", "."], root).replace(
         b"\0./", b"\0"
     )
@@ -679,7 +685,7 @@ def _parse_counts(out: bytes) -> dict[str, int]:
 
 
 def _rg_grep(root: Path, query: _Query, limit: int) -> GrepResult:
-    rg, pattern = _ripgrep(), _rust_pattern(query)
+    rg, pattern = _ripgrep(root), _rust_pattern(query)
     common = ["--text", "--encoding=none", f"--regexp={pattern}"]
     types = _rg_types(query.narrow.names if query.narrow else None)
     out = _run([*_rg_base(rg), *common, *types, "--count", "--null", "."], root)
@@ -694,8 +700,8 @@ def _rg_grep(root: Path, query: _Query, limit: int) -> GrepResult:
     return _counts_to_result(root, counts, limit, lines_of, "rg")
 
 
-def _git_pattern(query: _Query) -> str:
-    git = git_path()
+def _git_pattern(query: _Query, near: Path) -> str:
+    git = git_path(near)
     if git is None or not _git_pcre_works(git):
         raise EngineUnavailable("git grep -P cannot read UTF-8 here")
     try:
@@ -708,10 +714,10 @@ def _git_pattern(query: _Query) -> str:
 
 
 def _git_grep(root: Path, query: _Query, limit: int) -> GrepResult:
-    pattern = _git_pattern(query)
-    git = git_path() or "git"
+    pattern = _git_pattern(query, root)
+    git = git_path(root) or "git"
     counts = _git_counts(root, query, pattern)
-    env = _environment()
+    env = _environment(root)
 
     def lines_of(paths: list[str]) -> list[Line]:
         argv = [git, "--literal-pathspecs", *GIT_CONFIG, "grep", "--no-index", "-a", "-n", "-z"]
@@ -724,8 +730,8 @@ def _git_grep(root: Path, query: _Query, limit: int) -> GrepResult:
 def _git_counts(root: Path, query: _Query, pattern: str) -> dict[str, int]:
     """Matching lines per file under ``root`` by ``git grep`` (nested repositories by
     their own run), restricted to the shared listing."""
-    git = git_path() or "git"
-    env = _environment()
+    git = git_path(root) or "git"
+    env = _environment(root)
     specs = query.narrow.pathspecs if query.narrow else []
     runs = _Parallel()
     searched = runs.start(
@@ -755,7 +761,7 @@ def _grep_counts_anywhere(root: Path, query: _Query) -> dict[str, int]:
     """Counts for a nested repository: git there if it can, else Python. The counts are
     not yet checked for binary files."""
     try:
-        return _git_counts(root, query, _git_pattern(query))
+        return _git_counts(root, query, _git_pattern(query, root))
     except EngineUnavailable:
         regex = _python_regex(query)
         counts = {
@@ -838,7 +844,7 @@ def _single_file(path: Path, query: _Query, limit: int, engine: Engine | None) -
 
 
 def _rg_grep_file(folder: Path, name: str, query: _Query) -> list[Line]:
-    rg, pattern = _ripgrep(), _rust_pattern(query)
+    rg, pattern = _ripgrep(folder), _rust_pattern(query)
     if _binary_or_not_regular(os.path.join(folder, name)):
         return []
     argv = [rg, "--no-config", "--no-messages", "--text", "--encoding=none", f"--regexp={pattern}"]
@@ -848,13 +854,13 @@ def _rg_grep_file(folder: Path, name: str, query: _Query) -> list[Line]:
 
 
 def _git_grep_file(folder: Path, name: str, query: _Query) -> list[Line]:
-    pattern = _git_pattern(query)
+    pattern = _git_pattern(query, folder)
     if _binary_or_not_regular(os.path.join(folder, name)):
         return []
-    git = git_path() or "git"
+    git = git_path(folder) or "git"
     argv = [git, "--literal-pathspecs", *GIT_CONFIG, "grep", "--no-index", "-a", "-n", "-z"]
     argv += ["-P", "-e", pattern, "--", name]
-    return _parse_lines(_run(argv, folder, _environment()), b"\0")
+    return _parse_lines(_run(argv, folder, _environment(folder)), b"\0")
 
 
 def grep(
