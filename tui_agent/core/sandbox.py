@@ -346,6 +346,21 @@ def availability() -> str | None:
     return _AVAILABILITY[bwrap]
 
 
+_HELP: dict[str, str] = {}
+
+
+def _bwrap_has(option: str) -> bool:
+    """Whether this bwrap knows ``option`` (``--size`` came in 0.6)."""
+    bwrap = shutil.which("bwrap") or "bwrap"
+    if bwrap not in _HELP:
+        try:
+            done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+            _HELP[bwrap] = done.stdout + done.stderr
+        except (OSError, subprocess.TimeoutExpired):
+            _HELP[bwrap] = ""
+    return f"{option} " in _HELP[bwrap]
+
+
 def _identity(held: bool = False) -> list[str]:
     """Who the command is: no capabilities, in a user namespace of its own; as root, the
     unprivileged ``nobody`` there (bwrap run by root keeps every capability otherwise).
@@ -817,7 +832,12 @@ class Sandbox:
             private = Path(tempfile.mkdtemp(prefix="tui-agent-sandbox-"))  # the proxy's
             try:
                 proxy = self._proxy(private)
-                yield self.arguments(argv, workdir, None, proxy), self.env(environ)
+                if _bwrap_has("--size"):  # a tmpfs of tmp_size for this command
+                    yield self.arguments(argv, workdir, None, proxy), self.env(environ)
+                    return
+                args = self.arguments(argv, workdir, private, proxy)  # bwrap < 0.6
+                with self._size_guard(private, args):
+                    yield args, self.env(environ)
             finally:
                 netproxy.stop(private)
                 shutil.rmtree(private, ignore_errors=True)
