@@ -8,6 +8,7 @@ The user runs need a folder uid 1000 can reach: a temporary folder of its own un
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -24,7 +25,7 @@ import pytest
 from conftest import needs_bwrap, running, write
 
 from tui_agent import ApprovalRequest, Decision, create_session
-from tui_agent.core import paths
+from tui_agent.core import paths, trust
 from tui_agent.core.approval import headless_approver
 from tui_agent.sandbox import Sandbox
 
@@ -610,3 +611,138 @@ def test_private_tmps_of_dead_sessions_are_removed(project: Path, tmp_path: Path
     finally:
         holder.kill()
         holder.wait()
+
+
+# -- the whole chain, as the attack pass drove it: headless, a scripted model -----------------
+
+
+def test_a_scripted_attack_through_the_real_cli(project: Path, tmp_path: Path) -> None:
+    """``tui-agent run`` (no --yes, the sandbox on by default, so commands are not asked
+    about) against a model that sends the attack pass's commands, then the calls that
+    would set them off outside: a grep the git engine serves, a write of a hook file."""
+    from tui_agent.testing import Call, FakeOpenAI, Reply
+
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    canary = tmp_path / "canaries"
+    canary.mkdir()
+    write(project / "src" / "a.py", "xy = 1\n")
+    write(project / "pkg" / ".tui-agent" / "config.toml", "# mine\n")  # a trusted sub-project
+    trust.remember(project / "pkg", True)
+    attack = (
+        f"mkdir -p evil && printf '[core]\\n\\tfsmonitor = touch {canary}/commondir\\n'"
+        ' > evil/config && echo "$PWD/evil" > .git/commondir;'
+        f" git init -q vendor && git -C vendor config core.fsmonitor 'touch {canary}/nested';"
+        " echo 'xy = 2' > vendor/b.py;"
+        " for d in . pkg; do printf '[sandbox]\\nenabled = false\\n' >> $d/.tui-agent/config.toml;"
+        " done;"
+        ' echo \'{"mcpServers": {"x": {"command": "sh"}}}\' > .mcp.json;'
+        " env | grep -c sk-attack-key-0123456789 || true"
+    )
+    with FakeOpenAI() as server:
+        server.script += [
+            Reply(calls=[Call("execute", {"command": attack})]),
+            Reply(calls=[Call("grep", {"pattern": "(?<=x)y", "path": "."})]),
+            Reply(calls=[Call("write", {"path": ".claude/settings.json", "content": "{}"})]),
+            Reply("done"),
+        ]
+        env = {**os.environ, "OPENAI_API_KEY": "sk-attack-key-0123456789"}
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tui_agent",
+                "run",
+                "tidy up",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "fake-model",
+            ],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        results = [
+            json.loads(m["content"])
+            for request in server.requests[1:]
+            for m in request["messages"][-1:]
+            if m["role"] == "tool"
+        ]
+    assert done.returncode == 0, done.stderr
+    ran, grepped, wrote = results
+    assert ran["output"].strip().splitlines()[-1] == "0", ran  # the key is not in env
+    assert "commondir" in ran["sandbox"] and ".mcp.json" in ran["sandbox"]
+    assert "vendor/b.py" in json.dumps(grepped)  # the nested repository is searched...
+    assert "nobody was asked" in wrote["error"] and not (project / ".claude").exists()
+    # ...and nothing the command planted has run, in tui-agent or in the user's git after
+    assert (
+        subprocess.run(["git", "-C", str(project), "status"], capture_output=True).returncode == 0
+    )
+    assert sorted(p.name for p in canary.iterdir()) == []
+    assert not (project / ".git" / "commondir").exists() and not (project / ".mcp.json").exists()
+    assert (project / "pkg" / ".tui-agent" / "config.toml").read_text() == "# mine\n"
+    assert not (project / ".tui-agent").exists()
+
+
+# -- programs planted where commands can write ---------------------------------------------------
+
+
+@needs_bwrap
+def test_a_bwrap_planted_in_the_projects_venv_is_never_run(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An activated ``.venv/bin`` is on PATH and writable from the sandbox: a ``bwrap``,
+    ``nsenter`` or ``unshare`` a command puts there would run the next command outside."""
+    canary = tmp_path / "PLANTED-RAN"
+    planted = project / ".venv" / "bin"
+    planted.mkdir(parents=True)
+    for name in ("bwrap", "nsenter", "unshare"):
+        write(planted / name, f'#!/bin/sh\ntouch {canary}\nexec "$@"\n').chmod(0o755)
+    monkeypatch.setenv("PATH", f"{planted}{os.pathsep}{os.environ['PATH']}")
+    box = Sandbox.of({}, project, tmp_path / "session-tmp")
+    assert box.active, box.reason
+    with box.command(["bash", "-c", "touch /etc/escaped 2>/dev/null; echo ran"], project) as (
+        argv,
+        env,
+    ):
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
+    assert done.stdout == "ran\n", done.stderr
+    assert not canary.exists() and not any(str(planted) in arg for arg in argv[:8])
+    from tui_agent.core.sandbox import release_tmp
+
+    release_tmp(tmp_path / "session-tmp")
+    # bwrap only there: no sandbox (and so every command is asked about), not that one
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "bash").symlink_to(shutil.which("bash") or "/bin/bash")
+    monkeypatch.setenv("PATH", f"{planted}{os.pathsep}{tools}")
+    only = Sandbox.of({}, project)
+    assert not only.active and "only in a folder the sandbox lets commands write" in str(
+        only.reason
+    )
+
+
+@needs_bwrap
+def test_tui_agents_own_venv_in_the_project_is_read_only(place: Place) -> None:
+    venv = place.project / ".venv"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    write(site / "tui_agent" / "__init__.py", "# ours\n")
+    write(venv / "bin" / "tui-agent", "#!/bin/sh\n")
+    box = place.box()
+    box.prefix = venv  # as when tui-agent runs from the project's own .venv
+    place.run(
+        box,
+        "echo 'import os; os.system(\"touch /tmp/x\")' > .venv/lib/python3.11/site-packages/x.pth;"
+        " echo evil >> .venv/lib/python3.11/site-packages/tui_agent/__init__.py;"
+        " echo evil > .venv/bin/tui-agent; true",
+    )
+    assert not (site / "x.pth").exists()
+    assert (site / "tui_agent" / "__init__.py").read_text() == "# ours\n"
+    assert (venv / "bin" / "tui-agent").read_text() == "#!/bin/sh\n"
+    # another project venv (not the one running tui-agent) stays writable: pip install works
+    other = place.box()
+    _status, said = place.run(other, "mkdir -p .venv/lib && echo ok > .venv/lib/made && echo OK")
+    assert "OK" in said, said

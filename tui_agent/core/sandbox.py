@@ -66,7 +66,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -324,13 +324,14 @@ def _types(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 _AVAILABILITY: dict[str, str | None] = {}
 
 
-def availability() -> str | None:
-    """None when bwrap runs here, else why not (tried once per process: ~5 ms)."""
+def availability(bwrap: str | None = None) -> str | None:
+    """None when bwrap (``bwrap``, else the one on PATH) runs here, else why not (tried
+    once per process: ~5 ms)."""
     if sys.platform == "darwin":
         return "macOS: the Seatbelt sandbox is not built yet"
     if not sys.platform.startswith("linux"):
         return f"no sandbox on {sys.platform}"
-    bwrap = shutil.which("bwrap")
+    bwrap = bwrap or shutil.which("bwrap")
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
     if bwrap not in _AVAILABILITY:
@@ -536,6 +537,7 @@ class Sandbox:
     tmp: Path | None = None  # the session's /tmp (kept between its commands); None: one each
     restored: list[str] = field(default_factory=list)  # protected entries put back
     folder: Path | None = None
+    prefix: Path = field(default_factory=lambda: Path(sys.prefix))  # tui-agent's Python
 
     @classmethod
     def of(
@@ -551,13 +553,34 @@ class Sandbox:
         models = settings.get("models")
         if isinstance(models, Mapping):
             secrets += [t.get("api_key") for t in models.values() if isinstance(t, Mapping)]
-        reason = availability() if wanted.enabled else "off in config ([sandbox] enabled)"
         keys = tuple(s for s in secrets if isinstance(s, str) and s)
-        return cls(wanted, worktree, keys, reason, tmp=tmp, folder=folder)
+        made = cls(wanted, worktree, keys, None, tmp=tmp, folder=folder)
+        bwrap = made.program("bwrap")  # never one a command could have planted
+        if not wanted.enabled:
+            made.reason = "off in config ([sandbox] enabled)"
+        elif bwrap is None and shutil.which("bwrap") is not None:
+            made.reason = "bwrap is found only in a folder the sandbox lets commands write"
+        else:
+            made.reason = availability(bwrap)
+        return made
 
     @property
     def active(self) -> bool:
         return self.reason is None
+
+    def program(self, name: str) -> str | None:
+        """``name`` from PATH, skipping folders a sandboxed command can write (the worktree,
+        ``allow_write``: an activated ``.venv/bin`` there is on PATH, and a ``bwrap`` or
+        ``nsenter`` planted in it would run the next command outside) and relative ones."""
+        writable = [self.worktree, *(_expand(p, self.home) for p in self.settings.allow_write)]
+        real = [w.resolve() for w in writable]
+        folders = [
+            folder
+            for folder in os.environ.get("PATH", os.defpath).split(os.pathsep)
+            if os.path.isabs(folder)
+            and not any(Path(folder).resolve().is_relative_to(w) for w in real)
+        ]
+        return shutil.which(name, path=os.pathsep.join(folders)) if folders else None
 
     @property
     def home_exposed(self) -> bool:
@@ -676,6 +699,11 @@ class Sandbox:
         hooks = self._hooks_path(git)
         if hooks is not None:
             place(hooks, True)
+        # the Python environment running tui-agent, when it is the project's own .venv: a
+        # .pth file or a changed script there would run at tui-agent's next start
+        prefix = self.prefix.resolve()
+        if prefix.is_relative_to(self.worktree.resolve()) and prefix != self.worktree.resolve():
+            made.kept.append(self.worktree / prefix.relative_to(self.worktree.resolve()))
         # no stand-ins for a missing .git/remotes or branches (old-style remotes: read only
         # when a command names one)
         made.stand_ins = [p for p in made.stand_ins if p.parent != git or p.name in GIT_STAND_INS]
@@ -752,7 +780,7 @@ class Sandbox:
         else ``private_tmp`` bound in, else (None) a tmpfs of ``tmp_size`` for this command.
         ``proxy``: the allowed-hosts proxy's socket, bound into /tmp, and ``argv`` started
         behind the forwarder."""
-        bwrap = shutil.which("bwrap") or "bwrap"
+        bwrap = self.program("bwrap") or "/usr/bin/bwrap"
         args = [*(holder.enter() if holder else []), bwrap, *_identity(holder is not None)]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         if holder is not None:
@@ -819,7 +847,7 @@ class Sandbox:
             if self.tmp is not None:
                 self.tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
                 _hold(self.tmp)
-                holder = _holder(self.tmp, self.settings.tmp_size)
+                holder = _holder(self.tmp, self.settings.tmp_size, self.program)
                 proxy = self._proxy(self.tmp)  # kept for the session: stop_proxy
                 if holder is not None:  # a tmpfs of tmp_size: the kernel holds the line
                     yield self.arguments(argv, workdir, None, proxy, holder), self.env(environ)
@@ -1002,11 +1030,10 @@ class _Holder:
         'mount -t tmpfs -o "size=$1,mode=0700" tui-agent-tmp "$2" || exit 1; echo ready; read -r _'
     )
 
-    def __init__(self, folder: Path, size: int) -> None:
+    def __init__(self, folder: Path, size: int, unshare: str | None, nsenter: str | None) -> None:
         self.size = size
         self.mount = folder.with_name(folder.name + ".tmpfs")
         self.mount.mkdir(mode=0o700, exist_ok=True)
-        unshare, nsenter = shutil.which("unshare"), shutil.which("nsenter")
         if unshare is None or nsenter is None:
             raise OSError("unshare or nsenter (util-linux) is missing")
         self.nsenter = nsenter
@@ -1056,7 +1083,7 @@ _HOLDERS: dict[Path, _Holder] = {}
 _NO_HOLDER: list[str] = []  # why a tmpfs could not be held here (said once)
 
 
-def _holder(folder: Path, size: int) -> _Holder | None:
+def _holder(folder: Path, size: int, program: Callable[[str], str | None]) -> _Holder | None:
     """The session's tmpfs holder (started on its first command, again if it died), or
     None where one cannot run (the private /tmp is then a folder, measured instead)."""
     held = _HOLDERS.get(folder)
@@ -1068,7 +1095,7 @@ def _holder(folder: Path, size: int) -> _Holder | None:
     if _NO_HOLDER:
         return None
     try:
-        _HOLDERS[folder] = _Holder(folder, size)
+        _HOLDERS[folder] = _Holder(folder, size, program("unshare"), program("nsenter"))
     except OSError as exc:
         _NO_HOLDER.append(str(exc))
         log.warning("sandbox: no tmpfs for the private /tmp (%s): its size is measured", exc)
