@@ -394,9 +394,9 @@ async def test_notes_name_the_rule_and_the_way_out(project: Path, isolated_home:
     said = await note("git config user.name x")
     assert "protected" in said and ".git/config" in said and "!!command" in said
     said = await note("cat ~/.ssh/id_rsa")
-    assert "hidden" in said and "id_rsa" in said
+    assert "id_rsa is hidden in the sandbox" in said and "is in /tmp" not in said, said
     said = await note("/tmp/tools/mytool --version")
-    assert "private /tmp" in said
+    assert "/tmp/tools/mytool is in /tmp" in said and "private /tmp" in said, said
     listener = Listener(isolated_home / "db.sock")
     try:
         said = await note(CONNECT.format(path=listener.path))

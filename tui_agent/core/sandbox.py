@@ -962,8 +962,8 @@ class Sandbox:
                 shown = _shown(place, self.worktree)
                 self.restored.append(
                     f"{shown} is protected (it decides what runs) and cannot be made in the "
-                    f"sandbox: the command's one was moved to {aside.name}. Write it with the "
-                    "write tool (the user is asked), or ask the user"
+                    f"sandbox: the command's one was moved to {aside.name} (nothing reads it). "
+                    "Make it outside the sandbox: the write tool (which asks) or !!command"
                 )
                 log.warning("sandbox: %s", self.restored[-1])
 
@@ -984,13 +984,15 @@ class Sandbox:
             )
         for name in re.findall(r"(\S+?)['\"]?: No such file or directory", output):
             name = name.strip("'\"`:")
-            if name == "/tmp" or name.startswith("/tmp/"):
+            if name and self._is_hidden(name):
+                reasons.append(f"{name} is hidden in the sandbox (credentials and histories)")
+            elif (name == "/tmp" or name.startswith("/tmp/")) and not any(
+                Path(name).is_relative_to(s) for s in self._seen()
+            ):
                 reasons.append(
                     f"{name} is in /tmp: the sandbox has a private /tmp of its own, the real "
                     "one is not visible (use a folder in the worktree)"
                 )
-            elif name and self._is_hidden(name):
-                reasons.append(f"{name} is hidden in the sandbox (credentials and histories)")
         found = list(dict.fromkeys([*([what] if what else []), *reasons]))
         return "; ".join(found) or None
 
