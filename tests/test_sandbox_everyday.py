@@ -400,3 +400,49 @@ async def test_everyday_work_in_the_sandbox_as_an_ordinary_user(user_folders: Pa
         check=True,
     )
     assert log.stdout == "on feature\nfirst commit\n"
+
+
+def tiny_wheel(folder: Path) -> Path:
+    """A wheel built by hand (no network, no build backend): one module, ``tiny``."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {
+        "tiny/__init__.py": "ANSWER = 42\n",
+        "tiny-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: tiny\nVersion: 1.0\n",
+        "tiny-1.0.dist-info/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
+    record.append("tiny-1.0.dist-info/RECORD,,")
+    wheel = folder / "tiny-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+        archive.writestr("tiny-1.0.dist-info/RECORD", "\n".join(record) + "\n")
+    return wheel
+
+
+@needs_bwrap
+@pytest.mark.real_permissions
+async def test_pip_installs_into_the_project_venv_in_the_sandbox(project: Path) -> None:
+    """pip (from ``python -m venv``'s own ensurepip, offline) installs a local wheel into
+    the project's venv from inside the sandbox, and the module imports there."""
+    subprocess.run([sys.executable, "-m", "venv", str(project / ".venv")], check=True)
+    wheel = tiny_wheel(project)
+    session = create_session(project)
+    assert session.sandbox.active
+    command = (
+        "PIP_DISABLE_PIP_VERSION_CHECK=1 .venv/bin/python -m pip install -q --no-index"
+        f" {wheel.name} && .venv/bin/python -c 'import tiny; print(tiny.ANSWER)'"
+    )
+    result = (await session.toolbox.run("execute", {"command": command})).to_dict()
+    assert result["exit_status"] == 0 and result["output"].strip().endswith("42"), result
+    installed = list((project / ".venv").glob("lib/python*/site-packages/tiny/__init__.py"))
+    assert len(installed) == 1  # checked outside: it is in the project's venv
+    await session.close()
