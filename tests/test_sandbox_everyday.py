@@ -126,9 +126,40 @@ def outside(project: Path, *argv: str) -> str:
     return done.stdout
 
 
+def copy_with_requirements(name: str, source: Path, target: Path) -> None:
+    """Copy distribution ``name`` and what it requires (as this Python reads the markers)
+    from site-packages ``source`` to ``target``: how the project's venv gets pytest with no
+    network (a .pth naming ``source`` would not do: it may sit under the real /tmp, which
+    the sandbox replaces, as in a CI clone made there)."""
+    from importlib.metadata import distributions
+
+    from packaging.requirements import Requirement
+
+    found = {
+        d.metadata["Name"].lower().replace("_", "-"): d for d in distributions(path=[str(source)])
+    }
+    wanted, done = [name], set()
+    while wanted:
+        key = wanted.pop().lower().replace("_", "-")
+        if key in done:
+            continue
+        done.add(key)
+        dist = found[key]
+        for relative in dist.files or []:
+            if ".." in Path(relative).parts:
+                continue  # a script in bin/: not needed
+            copied = target / relative
+            copied.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(Path(str(dist.locate_file(relative))), copied)
+        for line in dist.requires or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                wanted.append(requirement.name)
+
+
 def prepare(project: Path, site_packages: str) -> None:
     """Outside, beforehand: ``git init``, the files, and the project's ``.venv`` (no pip,
-    no network) that imports pytest through a ``.pth`` naming ``site_packages``."""
+    no network) with pytest copied in from ``site_packages``."""
     outside(project, "git", "init", "-q", "-b", "main")
     write(project / "hello.txt", "hello\n")
     write(project / "Makefile", MAKEFILE)
@@ -142,7 +173,7 @@ def prepare(project: Path, site_packages: str) -> None:
     purelib = outside(
         project, python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"
     )
-    write(Path(purelib.strip()) / "outer_site_packages.pth", site_packages + "\n")
+    copy_with_requirements("pytest", Path(site_packages), Path(purelib.strip()))
     found = outside(project, python, "-c", "import pytest, sys; print(sys.prefix)")
     assert Path(found.strip()).name == ".venv", found
 
