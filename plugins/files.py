@@ -14,7 +14,7 @@ from typing import Any
 
 import tui_agent
 from tui_agent import search
-from tui_agent.edits import Edit, EditError, apply_edits
+from tui_agent.edits import Edit, EditError, apply_edits, unified_diff
 
 READ_LIMIT = 2000
 LINE_CUT = 2000
@@ -197,14 +197,7 @@ def files(session: tui_agent.Session) -> None:
             return {"error": f"{exc}{written}"}
         updated = applied[-1].text
         path.write_bytes(updated.encode("utf-8"))
-        diff = "".join(
-            difflib.unified_diff(
-                text.splitlines(keepends=True),
-                updated.splitlines(keepends=True),
-                fromfile=f"a/{shown(path)}",
-                tofile=f"b/{shown(path)}",
-            )
-        )
+        diff = unified_diff(text, updated, shown(path))
         result: dict[str, Any] = {
             "path": shown(path),
             "replacements": sum(a.replacements for a in applied),

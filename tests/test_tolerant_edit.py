@@ -463,3 +463,59 @@ async def test_a_models_near_miss_edit_applies_in_a_real_turn(project: Path) -> 
     sent = json.loads(server.requests[1]["messages"][-1]["content"])
     assert sent["ok"] and sent["matched"] == "indentation"
     assert "matched lines 2-3 ignoring indentation" in sent["note"]
+
+
+# -- the diff is a valid unified diff in every newline case (issue 26) -----------------------
+
+NEWLINE_CASES = [
+    # (file before, old, new): each file's diff is applied by the real `patch` program
+    (b"all is fine", "fine", "great"),  # one line, no final newline (was: -fine+great on a line)
+    (b"one\ntwo\nfine", "fine", "great"),  # the last line changed, no final newline
+    (b"one\ntwo\nthree\nfour\nlast", "two", "2"),  # the unchanged last line is context
+    (b"one\ntwo", "two", "two\n"),  # a final newline added
+    (b"one\ntwo\n", "two\n", "two"),  # the final newline taken away
+    (b"a\r\nb\r\nc", "b", "B"),  # CRLF, no final newline
+    (b"a\rb\nc\n", "b", "B"),  # a lone CR inside a line: patch cuts lines at LF only
+    (b"x\x0cy\nz\xe2\x80\xa8w\n", "z", "Z"),  # form feed and U+2028 stay inside their lines
+    (b"keep\n", "keep\n", ""),  # the file emptied
+]
+
+
+@pytest.mark.parametrize(("before", "old", "new"), NEWLINE_CASES)
+async def test_the_edit_diff_applies_with_patch_in_every_newline_case(
+    tmp_path: Path, before: bytes, old: str, new: str
+) -> None:
+    import shutil
+    import subprocess
+
+    assert shutil.which("patch"), "the patch program is needed (apt-get install patch)"
+    result, after = await edit(tmp_path, before, {"old": old, "new": new})
+    assert result["ok"], result
+    diff = result["diff"]
+    assert diff.startswith("--- a/f.txt\n+++ b/f.txt\n@@ ")
+    assert diff.endswith("\n")
+    if any(side and not side.endswith(b"\n") for side in (before, after)):
+        assert "\n\\ No newline at end of file\n" in diff
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "f.txt").write_bytes(before)
+    applied = subprocess.run(
+        ["patch", "-p1", "--batch", "--no-backup-if-mismatch"],
+        input=diff.encode("utf-8"),
+        cwd=copy,
+        capture_output=True,
+        check=False,
+    )
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert (copy / "f.txt").read_bytes() == after
+    assert not [p.name for p in copy.iterdir() if p.name != "f.txt"]  # no .rej, no .orig
+
+
+async def test_the_edit_diff_marks_both_sides_without_a_final_newline(tmp_path: Path) -> None:
+    result, after = await edit(tmp_path, b"fine", {"old": "fine", "new": "great"})
+    assert after == b"great"
+    assert result["diff"] == (
+        "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n"
+        "-fine\n\\ No newline at end of file\n"
+        "+great\n\\ No newline at end of file\n"
+    )

@@ -129,6 +129,34 @@ def apply_edits(text: str, edits: Sequence[Edit], where: str = "the file") -> li
 # -- exact --------------------------------------------------------------------------------
 
 
+NO_NEWLINE = "\\ No newline at end of file\n"
+
+
+def _patch_lines(text: str) -> list[str]:
+    """``text`` cut after each ``\n`` only, as ``patch`` reads a file: a CR (lone or in
+    CRLF), form feed or U+2028 stays inside its line (``str.splitlines`` would cut there)."""
+    lines = text.split("\n")
+    cut = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        cut.append(lines[-1])
+    return cut
+
+
+def unified_diff(old: str, new: str, path: str, *, context: int = 3) -> str:
+    """A unified diff from ``old`` to ``new`` that ``patch -p1`` applies: ``--- a/path`` and
+    ``+++ b/path``, lines cut at ``\n`` only, and a last line without a newline followed by
+    ``\\ No newline at end of file`` (as ``diff -u`` and git write it). Empty when equal."""
+    out: list[str] = []
+    for line in difflib.unified_diff(
+        _patch_lines(old), _patch_lines(new), f"a/{path}", f"b/{path}", n=context
+    ):
+        if line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n" + NO_NEWLINE)
+    return "".join(out)
+
+
 def _replace_exact(
     text: str, old: str, new: str, count: int, replace_all: bool, matched: str, where: str
 ) -> Applied:
