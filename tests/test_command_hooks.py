@@ -25,7 +25,7 @@ from tui_agent import (
     create_session,
 )
 from tui_agent.command_hooks import CommandHook, in_force, parse
-from tui_agent.core.paths import user_config_dir
+from tui_agent.core.paths import user_config_dir, user_data_dir
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -110,11 +110,12 @@ async def test_pre_tool_use_gets_the_call_as_json_with_the_project_in_its_enviro
     assert await session.turn("go") == "done"
     (seen,) = recorded(log)
     assert seen["hook_event_name"] == "PreToolUse"
-    assert seen["tool_name"] == "execute"
+    assert seen["tool_name"] == "Bash"  # Claude's name for execute
     assert seen["tool_input"] == {"command": "echo ran > ran.txt"}
     assert seen["tool_use_id"] == "call-7"
     assert seen["session_id"] == session.id
-    assert seen["transcript_path"] == str(session.transcript.journal.path)
+    transcript = user_data_dir() / "claude-transcripts" / f"{session.id}.jsonl"
+    assert seen["transcript_path"] == str(transcript)
     assert Path(seen["transcript_path"]).is_file()
     assert seen["cwd"] == str(project)
     env = Path(f"{hook}.env").read_text().strip()
@@ -315,8 +316,9 @@ async def test_updated_input_that_does_not_fit_the_schema_stops_the_call(
 async def test_file_path_is_sent_as_claude_has_it_and_may_be_changed(
     project: Path, tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    """Claude's scripts read ``tool_input.file_path`` (absolute): it is sent beside our
-    ``path``, and an ``updatedInput`` that changes it moves the write."""
+    """Claude's scripts read ``tool_input.file_path`` (absolute, and not normalised: a
+    validator's ``..`` check must see the ``..``), and an ``updatedInput`` that changes it
+    moves the write."""
     moved = project / "moved.txt"
     out = {
         "hookSpecificOutput": {
@@ -333,8 +335,8 @@ async def test_file_path_is_sent_as_claude_has_it_and_may_be_changed(
     session = session_for(project, fake_openai)
     await session.turn("go")
     (sent,) = recorded(log)
-    assert sent["tool_input"]["path"] == "sub/../asked.txt"
-    assert sent["tool_input"]["file_path"] == str(project / "asked.txt")
+    assert sent["tool_name"] == "Write"
+    assert sent["tool_input"] == {"file_path": f"{project}/sub/../asked.txt", "content": "hello"}
     assert moved.read_text() == "hello"
     assert not (project / "asked.txt").exists()
 

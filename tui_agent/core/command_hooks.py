@@ -2,15 +2,20 @@
 so hook scripts written for Claude Code work here unchanged.
 
 Where they come from, read on every load in this order (each hook keeps its file):
-``<user config dir>/config.toml`` (``[[hooks.PreToolUse]]`` tables), and in a trusted
-project only its ``.tui-agent/config.toml``, ``.tui-agent/hooks.json``,
-``.claude/settings.json`` and ``.claude/settings.local.json`` (their ``hooks`` section).
-Each file may use the flat shape (``matcher``, ``command``, ``timeout`` in one table) or
-Claude's nested one (``matcher`` and a ``hooks`` array of ``{"type": "command", ...}``).
+``<user config dir>/config.toml`` (``[[hooks.PreToolUse]]`` tables), the Claude Code
+plugins in the user's plugin folders (``<folder>/<plugin>/hooks/hooks.json``), and in a
+trusted project only its ``.tui-agent/config.toml``, ``.tui-agent/hooks.json``,
+``.claude/settings.json`` and ``.claude/settings.local.json`` (their ``hooks`` section),
+then the plugins in its ``.agents/plugins/``. Each file may use the flat shape
+(``matcher``, ``command``, ``timeout`` in one table) or Claude's nested one (``matcher``
+and a ``hooks`` array of ``{"type": "command", ...}``).
 
 How they run: ``/bin/sh -c COMMAND`` in the session's folder, in a process group of its
-own, with the event as JSON on stdin and ``CLAUDE_PROJECT_DIR``/``TUI_AGENT_PROJECT_DIR``
-set. Exit 0 is success (stdout is JSON when it starts with ``{``), exit 2 blocks (stderr
+own, with the event as JSON on stdin in Claude Code's names (``claude_names.py``;
+``transcript_path``: ``claude_transcript.py``) and ``CLAUDE_PROJECT_DIR``,
+``TUI_AGENT_PROJECT_DIR`` and ``CLAUDE_PLUGIN_ROOT`` (the plugin's folder, or the folder
+of the file that declared the hook) set, so ``${CLAUDE_PLUGIN_ROOT}`` in a command
+expands. Exit 0 is success (stdout is JSON when it starts with ``{``), exit 2 blocks (stderr
 says why), any other exit, a timeout (the whole group is killed) or a failure to start is
 an error shown to the user that blocks nothing.
 
@@ -36,7 +41,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import config as config_module
+from . import paths
 from .approval import ApprovalRequest
+from .claude_names import (
+    CLAUDE_TOOL_NAMES,
+    claude_input,
+    claude_name,
+    claude_response,
+    our_input,
+    rule_matches,
+    rule_problem,
+)
+from .claude_transcript import ClaudeTranscript
 from .errors import PermissionDenied
 from .moments import PromptBlocked
 from .plugins import LoadProblem
@@ -53,18 +69,6 @@ log = logging.getLogger("tui_agent.command_hooks")
 EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 DEFAULT_TIMEOUT = 60.0
-# Claude Code's tool names and the tool each means here: a matcher may use either
-CLAUDE_TOOL_NAMES = {
-    "Bash": "execute",
-    "Write": "write",
-    "Edit": "edit",
-    "MultiEdit": "edit",
-    "Read": "read",
-    "Glob": "glob",
-    "Grep": "grep",
-    "LS": "list",
-}
-PATH_TOOLS = ("read", "write", "edit")  # Claude's hooks read tool_input.file_path for these
 SHAPE = (
     "a table of hook events, each an array of tables with a command and optional matcher "
     'and timeout ([[hooks.PreToolUse]] command = "./guard.sh")'
@@ -76,19 +80,27 @@ KEEP_STDERR = 2000  # characters of a failing hook's stderr shown to the user
 class CommandHook:
     """One command for one event. ``matcher``: a regex the whole tool name must match
     (our name or Claude's for it); empty or ``*`` matches every tool. For ``SessionStart``
-    it matches the source (``startup``, ``resume``, ``clear``); other events have none."""
+    it matches the source (``startup``, ``resume``, ``clear``); other events have none.
+    ``condition``: the hook's ``"if"`` (Claude's permission-rule syntax), tool events only.
+    ``plugin_root``: ``CLAUDE_PLUGIN_ROOT`` for it (the plugin's folder, or the folder of
+    the file that declared it)."""
 
     event: str
     command: str
     matcher: str = ""
     timeout: float = DEFAULT_TIMEOUT
     source: str = ""  # the file it came from
+    condition: str = ""
+    plugin_root: str = ""
 
-    def matches(self, name: str) -> bool:
+    def matches(self, name: str, claude: str = "") -> bool:
+        """Whether the matcher takes the tool ``name`` (ours), its ``claude`` name
+        (``Bash``, ``MultiEdit``, an MCP tool's ``mcp__server__tool``) or any Claude name
+        that means it here."""
         if self.matcher in ("", "*"):
             return True
         pattern = _pattern(self.matcher)
-        if pattern.fullmatch(name):
+        if pattern.fullmatch(name) or (claude and pattern.fullmatch(claude)):
             return True
         return any(ours == name and pattern.fullmatch(c) for c, ours in CLAUDE_TOOL_NAMES.items())
 
@@ -126,11 +138,14 @@ def _seconds(value: Any) -> bool:
 
 
 def parse(
-    table: Any, source: str = "", where: str = "hooks"
+    table: Any, source: str = "", where: str = "hooks", root: str = ""
 ) -> tuple[list[CommandHook], list[str], list[str]]:
     """The hooks in a ``hooks`` table (TOML or JSON, flat or Claude's nested shape), the
     problems with its shape, and what is read but not run here (other events, hooks of
-    another ``type``)."""
+    another ``type``, an ``"if"`` on an event that has no tool). ``root``: their
+    ``CLAUDE_PLUGIN_ROOT`` (by default the folder of ``source``)."""
+    if not root and source:
+        root = str(Path(source).parent)
     hooks: list[CommandHook] = []
     problems: list[str] = []
     ignored: list[str] = []
@@ -182,13 +197,58 @@ def parse(
                 if not _seconds(timeout):
                     problems.append(f"{spot}.timeout must be a number of seconds above 0")
                     continue
-                hooks.append(CommandHook(event, command, matcher, float(timeout), source))
+                condition = item.get("if", "")
+                if "if" in item:
+                    problem = rule_problem(condition)
+                    if problem is not None:
+                        problems.append(f"{spot}.if {problem}")
+                        continue
+                    if event not in TOOL_EVENTS:
+                        ignored.append(
+                            f'{event} hook with "if" (Claude decides "if" on tool events '
+                            f"only; such a hook never runs): {command}"
+                        )
+                        continue
+                hooks.append(
+                    CommandHook(
+                        event, command, matcher, float(timeout), source, condition.strip(), root
+                    )
+                )
     return hooks, problems, ignored
 
 
 def valid_table(value: Any) -> bool:
     """The config setting's check (``SETTING_RULES["hooks"]``)."""
     return not parse(value)[1]
+
+
+def plugin_files(folder: Path) -> list[Path]:
+    """The Claude Code plugins in a plugin folder: ``<folder>/<plugin>/hooks/hooks.json``,
+    sorted by the plugin's folder name."""
+    try:
+        plugins = sorted(p for p in folder.iterdir() if p.is_dir() and p.name[0] not in "._")
+    except OSError:
+        return []
+    return [p / "hooks" / "hooks.json" for p in plugins if (p / "hooks" / "hooks.json").is_file()]
+
+
+def _project_plugins(project: Path) -> Path | None:
+    """The project's plugin folder, unless the project is HOME (loaded as the user's)."""
+    if project.resolve() == Path.home().resolve():
+        return None
+    return project / ".agents" / "plugins"
+
+
+def _user_plugins() -> list[Path]:
+    return [paths.home_plugins_dir(), paths.user_config_dir() / "plugins"]
+
+
+def _root(file: Path) -> str:
+    """``CLAUDE_PLUGIN_ROOT`` for the hooks of ``file``: a plugin's folder for its
+    ``hooks/hooks.json``, else the folder the file is in."""
+    if file.name == "hooks.json" and file.parent.name == "hooks":
+        return str(file.parent.parent)
+    return str(file.parent)
 
 
 def project_files(project: Path) -> list[Path]:
@@ -205,6 +265,9 @@ def project_files(project: Path) -> list[Path]:
             continue
         if path.name == "hooks.json" or '"hooks"' in text:
             found.append(path)
+    plugins = _project_plugins(project)
+    if plugins is not None:
+        found += plugin_files(plugins)
     return found
 
 
@@ -217,7 +280,7 @@ def _json_hooks(path: Path) -> tuple[Any, str | None]:
         return None, f"not valid JSON: {exc}"
     if not isinstance(data, dict):
         return None, "must hold a JSON object"
-    if path.name == "hooks.json" and "hooks" not in data:
+    if path.name == "hooks.json" and not isinstance(data.get("hooks"), dict):
         return data, None
     return data.get("hooks", {}), None
 
@@ -238,6 +301,8 @@ def load(workspace: Workspace) -> HookSet:
             continue  # the load reports the file already
         if "hooks" in data and valid_table(data["hooks"]):  # else reported as a setting
             tables.append((file, data["hooks"]))
+    for folder in _user_plugins():
+        tables += [(file, None) for file in plugin_files(folder)]
     json_files = project_files(workspace.project)
     if not workspace.trusted:
         found.skipped = json_files
@@ -249,7 +314,12 @@ def load(workspace: Workspace) -> HookSet:
             continue
         tables.append((file, table))
     for file, table in tables:
-        hooks, problems, ignored = parse(table, str(file))
+        if table is None:  # a user plugin's hooks.json
+            table, problem = _json_hooks(file)
+            if problem is not None:
+                found.problems.append(LoadProblem(str(file), problem))
+                continue
+        hooks, problems, ignored = parse(table, str(file), root=_root(file))
         if problems:  # a file with a mistake runs none of its hooks
             found.problems += [LoadProblem(str(file), text) for text in problems]
             continue
@@ -290,6 +360,9 @@ async def run(hook: CommandHook, payload: Mapping[str, Any], cwd: Path, project:
     kills the hook's process group first."""
     env = dict(os.environ)
     env["CLAUDE_PROJECT_DIR"] = env["TUI_AGENT_PROJECT_DIR"] = str(project)
+    env["CLAUDE_PLUGIN_ROOT"] = hook.plugin_root or (
+        str(Path(hook.source).parent) if hook.source else str(project)
+    )
     data = json.dumps(payload, ensure_ascii=False, default=str).encode()
     try:
         process = await asyncio.create_subprocess_exec(
@@ -365,11 +438,39 @@ class Engine:
         session = self.session
         return {
             "session_id": session.id,
-            "transcript_path": str(session.transcript.journal.path),
+            "transcript_path": str(self._transcript()),
             "cwd": str(session.directory),
             "hook_event_name": event,
             **fields,
         }
+
+    def _transcript(self) -> Path:
+        """The Claude-format transcript, brought in step with the conversation now."""
+        session = self.session
+        return session.kept("claude_transcript", ClaudeTranscript).sync(
+            session.id, session.conversation.messages, session.directory, self._aliases
+        )
+
+    def _aliases(self, tool_name: str) -> list[str]:
+        tool = self.session.toolbox.tools.get(tool_name)
+        return list(tool.aliases) if tool is not None else []
+
+    def _tool_hooks(
+        self, event: str, tool_name: str, args: Mapping[str, Any]
+    ) -> tuple[list[CommandHook], str]:
+        """The hooks of ``event`` whose matcher and ``"if"`` take this call, and the
+        tool's Claude name."""
+        claude = claude_name(tool_name, args, self._aliases(tool_name))
+        hooks = [h for h in self.hooks.for_event(event) if h.matches(tool_name, claude)]
+        if any(h.condition for h in hooks):
+            sent = claude_input(tool_name, args, self.session.directory)
+            hooks = [
+                h
+                for h in hooks
+                if not h.condition
+                or rule_matches(h.condition, tool_name, claude, sent, self.session.directory)
+            ]
+        return hooks, claude
 
     async def _run(self, hook: CommandHook, payload: Mapping[str, Any]) -> Outcome | None:
         """The hook's outcome, or None when it failed without blocking (said to the user).
@@ -402,13 +503,8 @@ class Engine:
         return reason
 
     def _tool_input(self, tool_name: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        """The arguments as the hook sees them: ours, plus Claude's ``file_path`` (absolute)
-        for the path tools, as Claude's hook scripts read it."""
-        shown = dict(args)
-        path = args.get("path")
-        if tool_name in PATH_TOOLS and isinstance(path, str) and "file_path" not in args:
-            shown["file_path"] = os.path.normpath(self.session.directory / Path(path).expanduser())
-        return shown
+        """The arguments as the hook sees them: Claude's names (``claude_names``)."""
+        return claude_input(tool_name, args, self.session.directory)
 
     def _replace_input(
         self,
@@ -423,11 +519,7 @@ class Engine:
         where = f"PreToolUse hook {hook.command!r} gave updatedInput"
         if not isinstance(updated, Mapping):
             raise ValueError(f"{where} that is not a JSON object: {updated!r}")
-        new = dict(updated)
-        if "file_path" in new and "file_path" not in args:  # Claude's name for our path
-            file_path = new.pop("file_path")
-            if file_path != sent.get("file_path"):
-                new["path"] = file_path
+        new = our_input(tool_name, updated, args, sent)
         tool = self.session.toolbox.tools.get(tool_name)
         problem = tool.problem(new) if tool is not None else None
         if problem is not None:
@@ -447,7 +539,7 @@ class Engine:
         """Before a call (and before the permission hook). Decisions: deny (or exit 2)
         refuses at once; ask puts the call to the user; allow spares the user the
         permission hook's question (its deny rules and plan mode still hold)."""
-        hooks = [h for h in self.hooks.for_event("PreToolUse") if h.matches(tool_name)]
+        hooks, claude = self._tool_hooks("PreToolUse", tool_name, args)
         if not hooks:
             return
         call = current_call()
@@ -457,7 +549,7 @@ class Engine:
         for hook in hooks:
             sent = self._tool_input(tool_name, args)
             payload = self._payload(
-                "PreToolUse", tool_name=tool_name, tool_input=sent, tool_use_id=call_id
+                "PreToolUse", tool_name=claude, tool_input=sent, tool_use_id=call_id
             )
             outcome = await self._run(hook, payload)
             if outcome is None:
@@ -536,7 +628,7 @@ class Engine:
         """After a call: ``decision: "block"`` (or exit 2) puts its reason in the result as
         ``hook_feedback``; ``additionalContext`` goes in as ``additional_context``. The
         tool has run: its result stays as it is otherwise."""
-        hooks = [h for h in self.hooks.for_event("PostToolUse") if h.matches(tool_name)]
+        hooks, claude = self._tool_hooks("PostToolUse", tool_name, args)
         if not hooks:
             return
         call_id = _call_id(current_call())
@@ -545,9 +637,9 @@ class Engine:
         for hook in hooks:
             payload = self._payload(
                 "PostToolUse",
-                tool_name=tool_name,
+                tool_name=claude,
                 tool_input=self._tool_input(tool_name, args),
-                tool_response=result,
+                tool_response=claude_response(tool_name, args, result, self.session.directory),
                 tool_use_id=call_id,
             )
             outcome = await self._run(hook, payload)
