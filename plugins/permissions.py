@@ -2,7 +2,9 @@
 
 Rules come from ``[permission]`` in config; ``ask`` goes to the session's approver (the
 app's dialog, or the headless policy: deny unless ``--yes``). The hook sees the real tool
-name, so aliases, tool-to-tool calls, overrides and ``/reload`` cannot get around it.
+name, so aliases, tool-to-tool calls, overrides and ``/reload`` cannot get around it; a rule
+may name the tool by any of its names (``bash``, an MCP tool's ``mcp__server__tool``) or by
+a pattern of names (``mcp__git__*``, Claude's ``mcp__git``).
 
 The session's permission mode (``session.mode``) changes what ``ask`` does, never what
 ``deny`` does: allow-all allows every ask; auto-edit allows write and edit inside the
@@ -65,12 +67,20 @@ def permissions(session: tui_agent.Session) -> None:
     for problem in rules().problems():
         session.output.say(f"config: {problem}", kind="error")
 
+    def aliases(name: str) -> list[str]:
+        """The tool's other names (``bash``; an MCP tool's ``mcp__server__tool``): a rule
+        keyed by any of them applies to it."""
+        tool = session.toolbox.tools.get(name)
+        return list(tool.aliases) if tool is not None else []
+
     def changes_things(name: str) -> bool:
         tool = session.toolbox.tools.get(name)
         return tool is None or not tool.read_only
 
     session.hide_tools(
-        lambda name: rules().hidden(name) or (session.mode == "plan" and changes_things(name))
+        lambda name: (
+            rules().hidden(name, aliases(name)) or (session.mode == "plan" and changes_things(name))
+        )
     )
 
     @session.toolbox.before()
@@ -78,7 +88,7 @@ def permissions(session: tui_agent.Session) -> None:
         call = tui_agent.current_call()
         called_as = call.called_as if call is not None else tool_name
         subjects = subjects_for(tool_name, args, session.directory, session.worktree)
-        verdicts = rules().check_all(tool_name, subjects)
+        verdicts = rules().check_all(tool_name, subjects, aliases(tool_name))
         denied = next((v for v in verdicts if v.action == "deny"), None)
         if denied is not None:
             raise tui_agent.PermissionDenied(f"Permission denied: {tool_name}")
@@ -159,8 +169,9 @@ def permissions(session: tui_agent.Session) -> None:
         shown = dict(current.table)
         for name in sorted(session.toolbox.tools):
             if name not in shown:
-                action, where = current.rule_for(name)
-                lines.append(f"| {name} | {json.dumps(action)} ({where}) |")
+                action, where = current.rule_for(name, aliases(name))
+                rule = json.dumps(action) if isinstance(action, str) else f"`{json.dumps(action)}`"
+                lines.append(f"| {name} | {rule} ({where}) |")
         for name, rule in shown.items():
             lines.append(f"| {name} | `{json.dumps(rule)}` (config) |")
         lines += ["", "**Allowed for this session**", ""]

@@ -374,7 +374,8 @@ async def test_results_errors_and_truncation(project: Path, script: Path, sessio
     session = sessions(project)
     await mcp_table(session)
     result = await session.toolbox.run("demo_add", {"a": 20, "b": 22})
-    assert result.to_dict() == {"output": "42", "structured_content": {"result": 42}, "ok": True}
+    # FastMCP's structuredContent {"result": 42} mirrors the text "42": sent once (issue 26)
+    assert result.to_dict() == {"output": "42", "ok": True}
     failed = await session.toolbox.run("demo_fail", {"message": "no luck"})
     assert not failed.ok and "no luck" in (failed.error or "")
     long = await session.toolbox.run("demo_big", {"lines": 3000})
@@ -385,8 +386,8 @@ async def test_results_errors_and_truncation(project: Path, script: Path, sessio
     saved = Path(long["full_output"])
     assert saved.parent == user_cache_dir() / "tool-output"
     assert saved.read_text().splitlines()[0] == "line 0"
-    assert "structured_content" not in long  # the same 3,000 lines as JSON would undo the cut
-    assert Path(long["structured_content_file"]).is_file()
+    # the structured copy of the same 3,000 lines is neither sent nor saved twice
+    assert "structured_content" not in long and "structured_content_file" not in long
 
 
 async def test_a_paged_tool_list_and_every_kind_of_content(
@@ -437,7 +438,7 @@ async def test_a_call_round_trip_through_a_turn(project: Path, script: Path, ses
     first = {tool["function"]["name"] for tool in server.requests[0]["tools"]}
     assert "srv_add" in first
     [message] = tool_messages(server.requests[1])
-    assert message == {"output": "3", "structured_content": {"result": 3}, "ok": True}
+    assert message == {"output": "3", "ok": True}
     assert session.toolbox.stats["srv_add"].calls == 1
 
 
@@ -570,7 +571,7 @@ async def test_a_server_crash_mid_session(project: Path, script: Path, sessions:
     assert "/mcp restart srv" in crashed["error"]
     after, other = tool_messages(server.requests[2])[1:]
     assert after["ok"] is False and "stopped unexpectedly" in after["error"]
-    assert other == {"output": "4", "structured_content": {"result": 4}, "ok": True}
+    assert other == {"output": "4", "ok": True}
     assert sum("srv" in e and "stopped unexpectedly" in e for e in errors(session)) == 1
     assert "| srv | crashed | 6 |" in await mcp_table(session)
     # its tools stay listed (and explain themselves); a restart brings them back

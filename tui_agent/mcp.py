@@ -74,6 +74,22 @@ MAX_LOG_BYTES = 1024 * 1024  # a server's stderr log starts over past this
 VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 REF = re.compile(r"#/(?:\$defs|definitions)/(.+)")
 INSTALL = "pip install 'tui-agent[mcp]'"
+NOT_JSON_RPC = (
+    "MCP stdio servers write only JSON-RPC messages on stdout (their logs belong on stderr)"
+)
+
+
+class _QuietParseErrors(logging.Filter):
+    """The ``mcp`` stdio client logs a traceback for every stdout line that is not a
+    JSON-RPC message (on the terminal, over the app); the server reports it instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Failed to parse JSONRPC message")
+
+
+_stdio_log = logging.getLogger("mcp.client.stdio")
+if not any(isinstance(f, _QuietParseErrors) for f in _stdio_log.filters):
+    _stdio_log.addFilter(_QuietParseErrors())
 
 
 class ConfigError(ValueError):
@@ -174,6 +190,17 @@ def tool_name(server: str, tool: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"{server}_{tool}")[:64]
 
 
+def claude_name(server: str, tool: str) -> str:
+    """Claude Code's name for the tool, ``mcp__<server>__<tool>`` (characters outside
+    [A-Za-z0-9_-] become ``_``): registered as the tool's alias, so permission rules, hook
+    matchers and hook payloads written for Claude Code find it."""
+
+    def clean(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_-]", "_", text)
+
+    return f"mcp__{clean(server)}__{clean(tool)}"
+
+
 # -- schemas and results ------------------------------------------------------------------
 
 
@@ -235,16 +262,50 @@ def _block_text(block: dict[str, Any]) -> str:
     return f"[{kind or 'unknown'} content, not shown]"
 
 
+def mirrors(texts: list[str], structured: Any) -> bool:
+    """Is the text content the structured content again? The MCP spec (2025-06-18, tool
+    results) asks a tool that returns ``structuredContent`` to return it serialized as JSON
+    in a text block too, for older clients. Accepted as the same: the text parsed as JSON
+    (one block, or one value per block), or the raw text; and, since FastMCP wraps a value
+    that is not an object as ``{"result": value}``, that value."""
+    if not texts:
+        return False
+    joined = "\n".join(texts)
+
+    def parsed(text: str) -> Any:
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+    candidates = [parsed(joined), joined, [parsed(t) for t in texts]]
+    wrapped = isinstance(structured, dict) and list(structured) == ["result"]
+    return any(
+        value == structured or (wrapped and value == structured["result"]) for value in candidates
+    )
+
+
 def convert(result: Any, label: str) -> dict[str, Any]:
     """A ``CallToolResult`` (a model, or its protocol JSON) as a tool result: text blocks
-    joined (long text truncated), ``structuredContent`` kept as ``structured_content``
-    (saved to a file instead when it is big or the text had to be cut), ``isError`` →
-    ``{"error": …}``."""
+    joined (long text truncated) as ``output``; ``isError`` → ``{"error": …}``.
+
+    ``structuredContent`` reaches the model once: when the text mirrors it (what the spec
+    asks of servers, see ``mirrors``) the text alone is sent; without text, the structure is
+    the ``output`` (as JSON, truncated like text); a structure that says something the text
+    does not is kept as ``structured_content`` (saved to a file instead when it is big or
+    the text had to be cut)."""
     data = wire(result)
-    blocks = data.get("content") or []
-    text = "\n".join(_block_text(block) for block in blocks if isinstance(block, dict))
-    payload = keep_tail(text, f"mcp-{label}")
+    blocks = [block for block in data.get("content") or [] if isinstance(block, dict)]
     structured = data.get("structuredContent")
+    texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
+    if structured is not None and not blocks:
+        text = json.dumps(structured, ensure_ascii=False, default=str)
+        structured = None
+    else:
+        text = "\n".join(_block_text(block) for block in blocks)
+        if structured is not None and mirrors(texts, structured):
+            structured = None
+    payload = keep_tail(text, f"mcp-{label}")
     if structured is not None:
         dumped = json.dumps(structured, ensure_ascii=False, default=str)
         small = len(dumped.encode("utf-8", errors="replace")) <= MAX_BYTES
@@ -255,6 +316,30 @@ def convert(result: Any, label: str) -> dict[str, Any]:
     if data.get("isError"):
         payload["error"] = payload.pop("output") or "the tool reported an error"
     return payload
+
+
+def offending_line(exc: BaseException) -> str:
+    """The stdout line the ``mcp`` client could not read as JSON-RPC, from its parse error
+    (a pydantic ``ValidationError`` carries the input)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            items = errors()
+        except Exception:
+            items = []
+        for item in items if isinstance(items, list) else []:
+            value = item.get("input") if isinstance(item, dict) else None
+            if isinstance(value, str):
+                return value
+            if isinstance(value, dict | list):
+                return json.dumps(value, ensure_ascii=False, default=str)
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _quote(line: str, limit: int = 200) -> str:
+    line = line.strip()
+    return json.dumps(line if len(line) <= limit else line[:limit] + "…", ensure_ascii=False)
 
 
 def describe(exc: BaseException) -> str:
@@ -315,6 +400,8 @@ class Server:
         self.error: str | None = None
         self.tools: dict[str, str] = {}  # toolbox name → MCP tool name
         self.info = ""
+        self.junk: list[str] = []  # stdout lines that were not JSON-RPC (this start)
+        self._junk_said = False
         self._task: asyncio.Task[None] | None = None
         self._client: Any = None
         self._stop = asyncio.Event()
@@ -333,6 +420,7 @@ class Server:
         if self.spec is None or self.state == "disabled" or self.running:
             return
         self.state, self.error = "starting", None
+        self.junk, self._junk_said = [], False
         self._stop, self._settled, self._gone = asyncio.Event(), asyncio.Event(), asyncio.Event()
         self._task = loop.create_task(self._own(), name=f"mcp server {self.name}")
 
@@ -343,7 +431,7 @@ class Server:
         try:
             await asyncio.wait_for(self._settled.wait(), self.spec.startup_timeout + 5)
         except TimeoutError:
-            self._fail(f"no answer within {self.spec.startup_timeout:g}s")
+            self._fail(self._junk_reason() or f"no answer within {self.spec.startup_timeout:g}s")
             if self._task is not None:
                 self._task.cancel()
 
@@ -377,12 +465,14 @@ class Server:
                 try:
                     client, tools = await self._connect(stack, errlog)
                 except Exception as exc:
-                    self._fail(describe(exc), self._stderr_tail(errlog, offset))
+                    reason = self._junk_reason() or describe(exc)
+                    self._fail(reason, self._stderr_tail(errlog, offset))
                     return
                 self._client = client
                 self._register(tools)
                 self.state = "running"
                 self._settled.set()
+                self._say_junk()
                 await self._stop.wait()
         except asyncio.CancelledError:
             if self.state == "starting":
@@ -428,7 +518,9 @@ class Server:
                 cwd=spec.cwd or str(self.session.directory),
             )
             read, write = await stack.enter_async_context(stdio.stdio_client(params, errlog=errlog))
-        session = await stack.enter_async_context(mcp.ClientSession(read, write))
+        session = await stack.enter_async_context(
+            mcp.ClientSession(read, write, message_handler=self._message)
+        )
         async with asyncio.timeout(spec.startup_timeout):
             init = wire(await session.initialize())
             info = init.get("serverInfo") or {}
@@ -472,6 +564,40 @@ class Server:
         except (OSError, ValueError):
             return ""
         return "\n".join(lines[-STDERR_LINES:])
+
+    # -- what the server says besides answers ----------------------------------------------
+
+    async def _message(self, message: Any) -> None:
+        """The client session's handler for what is not an answer: notifications, requests
+        from the server, and the transport's errors, among them each stdout line that is
+        not JSON-RPC (kept, and said once: see ``_say_junk``)."""
+        if isinstance(message, Exception) and (self.spec is not None and not self.spec.url):
+            self.junk.append(offending_line(message))
+            del self.junk[:-STDERR_LINES]
+            if self.state == "running":
+                self._say_junk()
+
+    def _junk_reason(self) -> str:
+        """Why a start failed when the server wrote lines that are not JSON-RPC: that,
+        with the last such line (rather than "timed out")."""
+        if not self.junk:
+            return ""
+        return f"it wrote a line that is not JSON-RPC on stdout: {_quote(self.junk[-1])}; " + (
+            NOT_JSON_RPC
+        )
+
+    def _say_junk(self) -> None:
+        """A running server that wrote lines that are not JSON-RPC (a banner, a print):
+        said once per start, with the first line; the lines are skipped."""
+        if not self.junk or self._junk_said or self.fleet.retired:
+            return
+        self._junk_said = True
+        message = (
+            f'MCP server "{self.name}" wrote a line that is not JSON-RPC on stdout '
+            f"(skipped): {_quote(self.junk[0])}; {NOT_JSON_RPC}"
+        )
+        self.session.output.say(message)
+        log.warning("%s", message)
 
     # -- state changes --------------------------------------------------------------------
 
@@ -535,9 +661,12 @@ class Server:
                 description = tool.get("description") or tool.get("title")
                 hints = tool.get("annotations")
                 read_only = isinstance(hints, dict) and hints.get("readOnlyHint") is True
+                alias = claude_name(self.name, mcp_name)
+                taken = alias in toolbox.tools or toolbox.aliases.get(alias) not in (None, name)
                 try:
                     toolbox.add(
                         name,
+                        aliases=[] if taken else [alias],
                         description=str(description or f"{mcp_name} ({self.name})"),
                         params=params if isinstance(params, dict) else {},
                         required=[r for r in required or [] if isinstance(r, str)],
@@ -607,12 +736,14 @@ class Server:
         if watcher in done:
             self._crash("the connection closed")
             return {"error": self.unavailable()}
-        return {
-            "error": (
-                f'MCP tool {mcp_name} on server "{self.name}" gave no answer within '
-                f"{self.spec.timeout:g}s (timeout); the call was abandoned"
-            )
-        }
+        error = (
+            f'MCP tool {mcp_name} on server "{self.name}" gave no answer within '
+            f"{self.spec.timeout:g}s (timeout); the call was abandoned"
+        )
+        if self.junk:
+            last = _quote(self.junk[-1])
+            error += f". The server wrote lines that are not JSON-RPC on stdout, the last: {last}"
+        return {"error": error}
 
 
 # -- one generation of servers ------------------------------------------------------------

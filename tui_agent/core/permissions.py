@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -86,36 +86,67 @@ class Rules:
                     found.append(f"permission.{tool}: {value!r} is not one of allow, ask, deny")
         return found
 
-    def rule_for(self, tool: str) -> tuple[Any, str]:
-        if tool in self.table:
-            return self.table[tool], f"permission.{tool}"
+    def rules_for(self, tool: str, names: Sequence[str] = ()) -> list[tuple[Any, str]]:
+        """The rules that apply to a tool known as ``tool`` and ``names`` (its aliases, such
+        as an MCP tool's Claude name ``mcp__server__tool``), most specific first: the keys
+        naming it (any of its names); else the keys that are patterns of names
+        (``mcp__git__*``, or Claude's server rule ``mcp__git``); else ``"*"``; else the
+        default. A rule for the tool's own name comes before one for an alias."""
+        every = list(dict.fromkeys([tool, *names]))
+        exact = [(self.table[n], f"permission.{_key(n)}") for n in every if n in self.table]
+        if exact:
+            return exact
+        patterns = [
+            (rule, f"permission.{_key(str(key))}")
+            for key, rule in self.table.items()
+            if str(key) != "*" and any(_names_tool(str(key), n) for n in every)
+        ]
+        if patterns:
+            return patterns
         if "*" in self.table:
-            return self.table["*"], 'permission."*"'
-        action = DEFAULTS.get(tool, "ask")
-        return action, f"default for {tool}"
+            return [(self.table["*"], 'permission."*"')]
+        return [(DEFAULTS.get(tool, "ask"), f"default for {tool}")]
 
-    def check(self, tool: str, subject: Subject) -> Verdict:
-        rule, where = self.rule_for(tool)
-        action, label, explicit = "ask", where, False
-        if isinstance(rule, Mapping):
-            chosen = None
-            for pattern, value in rule.items():
-                if matches(str(pattern), subject.text):
-                    chosen = (str(pattern), str(value))
-            if chosen is None:
-                fallback = "ask" if tool not in DEFAULTS else DEFAULTS[tool]
-                top = self.table.get("*") if tool in self.table else None
-                action = str(top) if isinstance(top, str) else fallback
-                label = f"{where}: no pattern matched"
-            else:
-                action = chosen[1]
-                label = f"{where} {json.dumps(chosen[0])} = {json.dumps(chosen[1])}"
+    def rule_for(self, tool: str, names: Sequence[str] = ()) -> tuple[Any, str]:
+        return self.rules_for(tool, names)[0]
+
+    def check(self, tool: str, subject: Subject, names: Sequence[str] = ()) -> Verdict:
+        """The verdict for one subject. When several rules apply (the tool's names each
+        have one, or several name patterns match), every rule that decides the call counts
+        and the strictest wins; a table none of whose patterns matches decides nothing."""
+        found: list[tuple[str, str, bool]] = []
+        fallback: tuple[str, str, bool] | None = None
+        for rule, where in self.rules_for(tool, names):
+            if isinstance(rule, Mapping):
+                chosen = None
+                for pattern, value in rule.items():
+                    if matches(str(pattern), subject.text):
+                        chosen = (str(pattern), str(value))
+                if chosen is None:
+                    if fallback is None:
+                        default = "ask" if tool not in DEFAULTS else DEFAULTS[tool]
+                        top = self.table.get("*") if where != 'permission."*"' else None
+                        action = str(top) if isinstance(top, str) else default
+                        fallback = (action, f"{where}: no pattern matched", False)
+                    continue
                 explicit = chosen[0] != "*" and (
                     tool not in PATH_TOOLS or _names(chosen[0], subject)
                 )
+                label = f"{where} {json.dumps(chosen[0])} = {json.dumps(chosen[1])}"
+                found.append((chosen[1], label, explicit))
+            else:
+                action = str(rule)
+                label = (
+                    f"{where} = {json.dumps(action)}" if not where.startswith("default") else where
+                )
+                found.append((action, label, False))
+        if found:
+            action, label, explicit = max(
+                found, key=lambda item: _STRICTNESS.get(item[0], _STRICTNESS["ask"])
+            )
         else:
-            action = str(rule)
-            label = f"{where} = {json.dumps(action)}" if not where.startswith("default") else where
+            assert fallback is not None
+            action, label, explicit = fallback
         if action not in ACTIONS:
             action = "ask"
             label += " (not a valid action: asking)"
@@ -141,15 +172,29 @@ class Rules:
             action, label = "allow", "allowed for this session"
         return Verdict(action, subject.text, label, subject.outside)
 
-    def check_all(self, tool: str, subjects: list[Subject]) -> list[Verdict]:
-        return [self.check(tool, s) for s in subjects]
+    def check_all(
+        self, tool: str, subjects: list[Subject], names: Sequence[str] = ()
+    ) -> list[Verdict]:
+        return [self.check(tool, s, names) for s in subjects]
 
-    def hidden(self, tool: str) -> bool:
+    def hidden(self, tool: str, names: Sequence[str] = ()) -> bool:
         """Denied outright (for ``*``): such a tool is not offered to the model at all."""
-        rule, _ = self.rule_for(tool)
-        if isinstance(rule, Mapping):
-            return bool(rule) and all(v == "deny" for v in rule.values())
-        return bool(rule == "deny")
+        for rule, _ in self.rules_for(tool, names):
+            if isinstance(rule, Mapping):
+                if bool(rule) and all(v == "deny" for v in rule.values()):
+                    return True
+            elif rule == "deny":
+                return True
+        return False
+
+
+def _names_tool(key: str, name: str) -> bool:
+    """Does a ``[permission]`` key that is not a tool's own name cover the tool ``name``?
+    A pattern of names (``mcp__git__*``, ``git_*``), or Claude Code's rule for a whole MCP
+    server (``mcp__git`` covers ``mcp__git__status``)."""
+    if "*" in key:
+        return matches(key, name)
+    return key.startswith("mcp__") and "__" not in key[5:] and name.startswith(key + "__")
 
 
 def _names(pattern: str, subject: Subject) -> bool:
