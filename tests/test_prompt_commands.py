@@ -8,6 +8,7 @@ testing kit's server, and the real app under Pilot."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ allowed-tools:
   - Read
 model: claude-3-5-haiku-20241022
 ---
-Review $1 with care, above all $2.
+Review $0 with care, above all $1.
 """
 
 
@@ -191,7 +192,7 @@ async def test_without_a_description_the_first_line_is_shown(project: Path) -> N
 
 async def test_arguments_and_positional_words(project: Path) -> None:
     write(project / ".claude" / "commands" / "review.md", REVIEW)
-    write(project / ".claude" / "commands" / "nine.md", "$1|$2|$3|$9|$ARGUMENTS\n")
+    write(project / ".claude" / "commands" / "nine.md", "$0|$1|$2|$9|$ARGUMENTS\n")
     write(project / ".claude" / "commands" / "plain.md", "Summarise the project.\n")
     script = [Reply("ok"), Reply("ok"), Reply("ok"), Reply("ok")]
     async with FakeOpenAI(script) as server:
@@ -204,8 +205,8 @@ async def test_arguments_and_positional_words(project: Path) -> None:
 
         assert sent(server) == [
             "Review src/app.py with care, above all error handling.",
-            "a|b c|||a 'b c'",
-            "Summarise the project.\n\nin two lines",  # not lost when the template has no $
+            "a|b c|$2|$9|a 'b c'",  # Claude Code: from 0; one past the last word kept
+            "Summarise the project.\n\nARGUMENTS: in two lines",  # not lost without a $
             "Summarise the project.",
         ]
 
@@ -225,7 +226,7 @@ async def test_unbalanced_quotes_are_an_error_and_nothing_is_sent(project: Path)
 
 async def test_at_path_attaches_the_file(project: Path) -> None:
     (project / "notes.md").write_text("# Notes\nbuy milk\n")
-    write(project / ".claude" / "commands" / "todo.md", "Turn @notes.md into tasks for $1.\n")
+    write(project / ".claude" / "commands" / "todo.md", "Turn @notes.md into tasks for $0.\n")
     async with FakeOpenAI([Reply("1. buy milk")]) as server:
         session = create_session(project, base_url=server.base_url, model="m", trust=True)
 
@@ -259,7 +260,7 @@ async def test_a_command_puts_its_output_in_the_prompt(project: Path) -> None:
     (project / "a b.txt").write_text("x\n")
     write(
         project / ".claude" / "commands" / "where.md",
-        "Folder: !`pwd`\nWords: !`printf '%s;' $1 $2`\nMail: !`echo someone@example.com`\n",
+        "Folder: !`pwd`\nWords: !`printf '%s;' $0 $1`\nMail: !`echo someone@example.com`\n",
     )
     async with FakeOpenAI([Reply("ok")]) as server:
         session = create_session(project, base_url=server.base_url, model="m", trust=True)
@@ -359,14 +360,27 @@ async def test_project_commands_win_over_the_users_and_the_clash_is_said(project
         ]
 
 
-async def test_a_built_in_command_keeps_its_name(project: Path) -> None:
-    help_file = write(project / ".claude" / "commands" / "help.md", "Help me.\n")
+GREET_PLUGIN = """\
+import tui_agent
+
+
+@tui_agent.setup("greet")
+def greet(session):
+    session.commands.register("greet", description="Greet", handler=lambda: None)
+"""
+
+
+async def test_a_plugins_command_keeps_its_name(project: Path) -> None:
+    from tui_agent.core.paths import user_config_dir
+
+    write(user_config_dir() / "plugins" / "greet.py", GREET_PLUGIN)
+    greet_file = write(project / ".claude" / "commands" / "greet.md", "Greet me.\n")
     session = create_session(project, trust=True)
 
-    assert session.commands.get("help").source != "markdown"
+    assert session.commands.get("greet").source != "markdown"
     [problem] = session.extensions.problems
-    assert problem.path == str(help_file)
-    assert "/help is already a command (from bundled:commands.py)" in problem.error
+    assert problem.path == str(greet_file)
+    assert "/greet is already a command (from user:greet.py)" in problem.error
     assert "rename the file" in problem.error
 
 
@@ -522,3 +536,337 @@ async def test_the_palette_shows_the_description_and_argument_hint(project: Path
         [text] = [text for text in shown() if "/review" in text]
         assert "Review a file for bugs — /review FILE [F] [focus] (.claude)" in text
     session.transcript.journal.close()
+
+
+# -- issue 26: real command files, user-level folders, bundled names, quoting, headless ------
+# The files in tests/fixtures/commands/ are taken verbatim from public repositories
+# (tests/fixtures/commands/SOURCES.md); each expectation is written from the documentation
+# of the agent they were written for.
+
+FIXTURES = Path(__file__).parent / "fixtures" / "commands"
+CLAUDE_FILES = FIXTURES / "claude-code"
+OPENCODE_FILES = FIXTURES / "opencode"
+COMMIT_COMMANDS = ["git status", "git diff HEAD", "git branch --show-current"]
+COMMIT_COMMANDS.append("git log --oneline -10")
+
+
+def copy_fixture(source: Path, target: Path) -> Path:
+    return write(target, source.read_text(encoding="utf-8"))
+
+
+def body_of(source: Path) -> str:
+    """The file without its front matter: what Claude Code and opencode send."""
+    return source.read_text(encoding="utf-8").split("---\n", 2)[2]
+
+
+def shell(command: str, cwd: Path) -> str:
+    done = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True)
+    return done.stdout
+
+
+def git_project(project: Path) -> None:
+    """A git repository with one commit, a staged change and an unstaged one."""
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+
+    if (project / ".git").is_dir() and not any((project / ".git").iterdir()):
+        (project / ".git").rmdir()
+    git("init", "-q", "-b", "main")
+    write(project / "src" / "app.py", "x = 1\n")
+    write(project / "README.md", "# app\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "First commit")
+    (project / "src" / "app.py").write_text("x = 2\n")
+    (project / "README.md").write_text("# app\n\nNow with a README.\n")
+    git("add", "README.md")
+
+
+def home() -> Path:
+    return Path.home()
+
+
+async def test_claude_user_commands_are_read_from_the_home_folder(project: Path) -> None:
+    # Claude Code: "Personal commands: ~/.claude/commands/"; each !`command` is replaced by
+    # its output before the prompt is sent.
+    git_project(project)
+    copy_fixture(CLAUDE_FILES / "commit.md", home() / ".claude" / "commands" / "commit.md")
+    async with FakeOpenAI([Reply("Committed.")]) as server:
+        session = create_session(project, base_url=server.base_url, model="m")  # untrusted
+        assert dict(session.commands)["/commit"] == "Create a git commit (~/.claude)"
+
+        await run(session, "/commit")
+
+        body = body_of(CLAUDE_FILES / "commit.md")
+        for command in COMMIT_COMMANDS:
+            body = body.replace(f"!`{command}`", shell(command, project).rstrip("\n"))
+        assert sent(server) == [body.strip()]
+        assert "Changes to be committed" in sent(server)[0]
+        assert errors(session) == []
+
+
+@pytest.mark.parametrize("folder", ["command", "commands"])
+async def test_opencode_user_commands_are_read_from_its_config_folder(
+    project: Path, folder: str
+) -> None:
+    # opencode: "Global: ~/.config/opencode/commands/" (and the older command/); $ARGUMENTS
+    # is what was typed; each !`command` is replaced by its output, as it is.
+    git_project(project)
+    source = OPENCODE_FILES / "review-uncommitted.md"
+    copy_fixture(source, home() / ".config" / "opencode" / folder / "review-uncommitted.md")
+    async with FakeOpenAI([Reply("Reviewed.")]) as server:
+        session = create_session(project, base_url=server.base_url, model="m")
+        assert dict(session.commands)["/review-uncommitted"].endswith("(~/.config/opencode)")
+
+        await run(session, "/review-uncommitted src/app.py")
+
+        body = body_of(source).replace("$ARGUMENTS", "src/app.py")
+        for command in [
+            "git status --short",
+            "git diff --stat --cached",
+            "git diff --stat",
+            "git diff --cached",
+            "git diff",
+        ]:
+            body = body.replace(f"!`{command}`", shell(command, project), 1)
+        assert sent(server) == [body.strip()]
+        assert "+Now with a README." in sent(server)[0] and "-x = 1" in sent(server)[0]
+
+
+async def test_an_opencode_file_with_shell_examples_in_its_prose_is_sent_as_opencode_sends_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # opencode runs each !`…` of the prose and sends the prompt even when one fails (its
+    # output, empty then, goes in); here `agentic metadata` is no command at all. Code
+    # (a fenced block, an inline code span) is text.
+    git_project(project)
+    bin_folder = tmp_path / "bin"
+    fake_npm = write(bin_folder / "npm", "#!/bin/sh\necho fake npm $1\n")
+    fake_npm.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_folder}:{Path('/usr/bin')}:{Path('/bin')}")
+    source = OPENCODE_FILES / "review_command.md"
+    copy_fixture(source, home() / ".config" / "opencode" / "commands" / "review_command.md")
+    async with FakeOpenAI([Reply("Reviewed.")]) as server:
+        session = create_session(project, base_url=server.base_url, model="m")
+
+        await run(session, "/review_command .opencode/command/x.md")
+
+        assert errors(session) == []
+        [prompt] = sent(server)
+        status = shell("git status", project)
+        assert f"(e.g., fake npm test\n, {status} )" in prompt
+        assert 'Verify use of opencode "" syntax' in prompt  # `command` alone prints nothing
+        assert "- Understand that  or similar commands" in prompt
+        assert "<git-status>\n!`git status --porcelain`\n</git-status>" in prompt  # code
+        assert "`<git-status> !`git status` </git-status>`" in prompt  # inline code
+        assert "<file>\n.opencode/command/x.md\n</file>" in prompt
+        assert "$ARGUMENTS" not in prompt
+
+
+async def test_arguments_in_a_command_are_quoted_for_the_shell(project: Path) -> None:
+    # the attack: an argument put into a !`…` command must never become shell syntax
+    write(project / ".tui-agent" / "commands" / "inj.md", "Echo: !`echo $ARGUMENTS`\n")
+    write(project / ".claude" / "commands" / "inj0.md", "First: !`echo $0 $ARGUMENTS[1]`\n")
+    write(project / ".opencode" / "command" / "inj1.md", "Echo: !`echo $1 -- $ARGUMENTS`\n")
+    script = [Reply("ok"), Reply("ok"), Reply("ok")]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url, model="m", trust=True)
+
+        await run(session, "/inj hi; touch X")
+        await run(session, "/inj0 '$(touch Y)' `touch Z`")
+        await run(session, "/inj1 a;touch W")
+
+        assert not any((project / name).exists() for name in "XYZW")
+        assert sent(server) == [
+            "Echo: hi; touch X",
+            "First: $(touch Y) `touch",
+            "Echo: a;touch W -- a;touch W",
+        ]
+        assert errors(session) == []
+
+
+async def test_a_bang_fenced_block_runs_as_one_script_with_its_arguments_quoted(
+    project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Claude Code: a ```! block runs before the prompt is sent and its output replaces it.
+    # ralph-loop.md passes $ARGUMENTS to the plugin's script; the script here is a stand-in
+    # that prints each argument it got.
+    root = tmp_path / "ralph-plugin"
+    script = write(
+        root / "scripts" / "setup-ralph-loop.sh", '#!/bin/bash\nfor a; do echo "[$a]"; done\n'
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("CLAUDE_PLUGIN_ROOT", str(root))
+    source = CLAUDE_FILES / "ralph-loop.md"
+    copy_fixture(source, home() / ".claude" / "commands" / "ralph-loop.md")
+    async with FakeOpenAI([Reply("Looping.")]) as server:
+        session = create_session(project, base_url=server.base_url, model="m")
+        assert dict(session.commands)["/ralph-loop"] == (
+            "Start Ralph Wiggum loop in current session — /ralph-loop PROMPT "
+            "[--max-iterations N] [--completion-promise TEXT] (~/.claude)"
+        )
+
+        await run(
+            session, '/ralph-loop "Refactor the cache layer" --max-iterations 20; touch pwned'
+        )
+
+        body = body_of(source)
+        block = '```!\n"${CLAUDE_PLUGIN_ROOT}/scripts/setup-ralph-loop.sh" $ARGUMENTS\n```'
+        output = "[Refactor the cache layer]\n[--max-iterations]\n[20;]\n[touch]\n[pwned]"
+        assert block in body
+        assert sent(server) == [body.replace(block, output).strip()]
+        assert not (project / "pwned").exists()
+
+
+async def test_positional_arguments_follow_each_agents_rules(project: Path) -> None:
+    # Claude Code: $ARGUMENTS[N] and $N from 0; a $N past the last word is kept as written,
+    # an $ARGUMENTS[N] past it is empty. opencode: $1 is the first word and the highest
+    # placeholder takes the rest; with no placeholder the arguments follow a blank line.
+    write(
+        project / ".claude" / "commands" / "pos.md",
+        "$0|$1|$ARGUMENTS[0]|$ARGUMENTS[1]|$ARGUMENTS[5]|$5|$ARGUMENTS\n",
+    )
+    write(project / ".opencode" / "command" / "oc.md", "First $1, rest $2. All: $ARGUMENTS\n")
+    write(project / ".opencode" / "command" / "bare.md", "Tidy up.\n")
+    script = [Reply("ok"), Reply("ok"), Reply("ok")]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url, model="m", trust=True)
+
+        await run(session, "/pos a 'b c'")
+        await run(session, "/oc a b c")
+        await run(session, "/bare src tests")
+
+        assert sent(server) == [
+            "a|b c|a|b c||$5|a 'b c'",
+            "First a, rest b c. All: a b c",
+            "Tidy up.\n\nsrc tests",
+        ]
+
+
+async def test_a_bang_inside_inline_code_or_a_code_block_is_not_a_command(project: Path) -> None:
+    # the lines of anthropics/claude-code#22363 and #25792: `!` inside inline code is text
+    text = (
+        "**Important:** When message ends with `!`, use single quotes or `$'...'` to avoid "
+        "bash history expansion.\n"
+        "`!!` x `y` z\n"
+        "Example:\n```markdown\nBranch: !`touch ran`\n```\n"
+        "Now: !`echo run`\n"
+    )
+    write(project / ".claude" / "commands" / "doc.md", text)
+    async with FakeOpenAI([Reply("ok")]) as server:
+        session = create_session(project, base_url=server.base_url, model="m", trust=True)
+
+        await run(session, "/doc")
+
+        assert errors(session) == []
+        assert sent(server) == [text.replace("!`echo run`", "run").strip()]
+        assert not (project / "ran").exists()
+
+
+async def test_a_markdown_command_may_replace_a_bundled_one(project: Path) -> None:
+    # opencode: "a later definition can override a built-in ... command with the same name"
+    source = CLAUDE_FILES / "help.md"  # hookify's /help
+    copy_fixture(source, home() / ".claude" / "commands" / "help.md")
+    async with FakeOpenAI([Reply("Hookify is…")]) as server:
+        session = create_session(project, base_url=server.base_url, model="m")
+        assert session.commands.get("help").source == "markdown"
+        assert dict(session.commands)["/help"] == (
+            "Get help with the hookify plugin (~/.claude; replaces the bundled /help)"
+        )
+        replaced = [n for n in notes(session) if "replaces the bundled" in n]
+        assert replaced == [
+            "Markdown command /help (~/.claude/commands/help.md) replaces the bundled /help."
+        ]
+        assert session.extensions.problems == []
+
+        await run(session, "/help")
+        await run(session, "/reload")
+
+        assert sent(server) == [body_of(source).strip()]
+        assert len([n for n in notes(session) if "replaces the bundled" in n]) == 1  # once
+
+
+async def test_help_marks_a_command_that_replaces_a_bundled_one(project: Path) -> None:
+    write(project / ".opencode" / "command" / "export.md", "Export the conversation to $1.\n")
+    session = create_session(project, trust=True)
+
+    await run(session, "/help")
+
+    [table] = [n for n in notes(session) if n.startswith("| Command |")]
+    assert (
+        "| `/export` | Export the conversation to $1. (.opencode; replaces the bundled "
+        "/export) |" in table
+    )
+
+
+# -- headless: `tui-agent run "/name args"` ---------------------------------------------------
+
+
+def run_cli(
+    *args: str, cwd: Path, server: FakeOpenAI | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    import os
+    import sys
+
+    argv = [sys.executable, "-m", "tui_agent", *args]
+    if server is not None:
+        argv += ["--base-url", server.base_url, "--model", "fake-model"]
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        env=dict(os.environ),
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_headless_run_expands_a_markdown_command_and_sends_it(project: Path) -> None:
+    # `claude -p "/commit"` runs the command: its prompt goes to the model as a turn
+    git_project(project)
+    copy_fixture(CLAUDE_FILES / "commit.md", project / ".claude" / "commands" / "commit.md")
+    with FakeOpenAI([Reply("Committed as abc123.")]) as server:
+        done = run_cli("--trust", "run", "/commit", cwd=project, server=server, stdin="Be brief.")
+
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "Committed as abc123.\n"
+        body = body_of(CLAUDE_FILES / "commit.md")
+        for command in COMMIT_COMMANDS:
+            body = body.replace(f"!`{command}`", shell(command, project).rstrip("\n"))
+        assert sent(server) == [body.strip() + "\n\nBe brief."]  # stdin at the end
+
+
+def test_headless_run_runs_a_bundled_command_without_the_model(project: Path) -> None:
+    with FakeOpenAI([Reply("never")]) as server:
+        done = run_cli("run", "/help", cwd=project, server=server)
+
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("| Command | Description |\n")
+        assert "| `/help` | List every command with its description |" in done.stdout
+        assert server.requests == []
+
+
+def test_headless_run_reports_an_unknown_command_and_sends_nothing(project: Path) -> None:
+    with FakeOpenAI([Reply("a path"), Reply("never")]) as server:
+        unknown = run_cli("run", "/nosuch", "thing", cwd=project, server=server)
+        path = run_cli("run", "/etc/hosts: what is it?", cwd=project, server=server)
+
+        assert unknown.returncode == 2
+        assert "tui-agent: unknown command /nosuch. Commands: " in unknown.stderr
+        assert path.returncode == 0, path.stderr
+        assert sent(server) == ["/etc/hosts: what is it?"]  # a path is a prompt
+
+
+def test_headless_run_stops_when_a_commands_prompt_cannot_be_made(project: Path) -> None:
+    write(project / ".claude" / "commands" / "fail.md", "Then: !`echo oops >&2; exit 3`\n")
+    with FakeOpenAI([Reply("never")]) as server:
+        done = run_cli("--trust", "run", "/fail", cwd=project, server=server)
+
+        assert done.returncode == 2
+        assert (
+            "tui-agent: error: /fail (.claude/commands/fail.md): !`echo oops >&2; exit 3` "
+            "failed with exit status 3: oops. Nothing was sent." in done.stderr
+        )
+        assert server.requests == []

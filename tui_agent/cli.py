@@ -106,8 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listed.add_argument("--json", action="store_true", help="print them as JSON")
     _add_common(listed, suppress=True)
-    run = commands.add_parser("run", help="run one prompt headless: reply on stdout")
-    run.add_argument("prompt", nargs="*", help="the prompt (stdin is appended when piped)")
+    run = commands.add_parser(
+        "run", help='run one prompt headless: reply on stdout ("/name args" runs a command)'
+    )
+    run.add_argument(
+        "prompt",
+        nargs="*",
+        help='the prompt (stdin is appended when piped); "/name args" runs the command',
+    )
     run.add_argument("--json", action="store_true", help="print one JSON event per line")
     _add_common(run, suppress=True)
     trusting = commands.add_parser(
@@ -452,14 +458,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .headless import run_headless
 
         prompt = " ".join(args.prompt)
+        piped = ""
         if not sys.stdin.isatty():
             piped = sys.stdin.read()
-            if piped.strip():
-                prompt = f"{prompt}\n\n{piped}" if prompt else piped
-        if not prompt.strip():
+            if not piped.strip():
+                piped = ""
+        if not prompt.strip() and not piped:
             print("tui-agent: run needs a prompt (as arguments or on stdin)", file=sys.stderr)
             return 2
-        return run_headless(session, prompt, as_json=args.json)
+        # "/name args" runs the command (a Markdown command's prompt goes to the model)
+        return run_headless(session, prompt, as_json=args.json, stdin=piped)
     parser.error(f"unknown command {args.command}")
     return 2
 

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from .core import events as ev
+from .core import prompt_commands
+from .core.commands import parse_command
 from .core.mentions import MentionError
 from .core.output import Note
 from .core.session import Session
@@ -45,6 +47,7 @@ class Printer:
         self.out, self.err, self.as_json = out, err, as_json
         self.shared = shared  # stdout and stderr end up in one place
         self.failed: str | None = None
+        self.command_output = False  # a command runs: what it says is its output (stdout)
         self._line_open = False  # stdout's last reply line has no newline yet
         self._replies = 0  # replies of this turn that printed text
         self._reply_ended = False  # the reply that printed last has finished
@@ -65,6 +68,10 @@ class Printer:
     def note(self, note: Note) -> None:
         if self.as_json:
             self._json({"type": "note", "kind": note.kind, "text": note.text})
+        elif self.command_output and note.kind != "error":
+            self._end_line()
+            self.out.write(note.text.rstrip("\n") + "\n")
+            self.out.flush()
         else:
             self._err(note.text)
 
@@ -143,8 +150,25 @@ def _as_json(event: Any) -> dict[str, Any]:
     return payload
 
 
-def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int:
-    """Exit status: 0 ok, 1 model/API failure (or cancelled)."""
+def command_in(prompt: str) -> tuple[str, str | None] | None:
+    """``(name, arguments)`` when ``prompt`` is a slash command line (``/name args``, the
+    ``/`` first, as ``claude -p "/commit"`` takes it), else None: a prompt that starts
+    with a space, ``//``, or a path (``/etc/hosts …``: a name holding a ``/``) is sent to
+    the model as it is."""
+    if not prompt.startswith("/"):
+        return None
+    parsed = parse_command(prompt)
+    if parsed is None or "/" in parsed[0]:
+        return None
+    return parsed
+
+
+def run_headless(session: Session, prompt: str, *, as_json: bool = False, stdin: str = "") -> int:
+    """Run ``prompt`` (``stdin``: what was piped in, added at its end) as one turn, or, when
+    it is a slash command line, run the command: a Markdown command's prompt goes to the
+    model as a turn (``stdin`` added at the end of it), any other command prints what it
+    says on stdout. Exit status: 0 ok, 1 model/API failure (or cancelled) or a command
+    that failed, 2 an unknown command or a prompt that could not be made (nothing sent)."""
     printer = Printer(
         sys.stdout, sys.stderr, as_json, shared=same_destination(sys.stdout, sys.stderr)
     )
@@ -178,26 +202,65 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False) -> int
         print("tui-agent: interrupted", file=sys.stderr, flush=True)
         os._exit(1)
 
+    async def work() -> int | None:
+        """The turn, or the command; an exit status when it decides one."""
+        line = command_in(prompt)
+        if line is None:
+            text = f"{prompt}\n\n{stdin}" if prompt and stdin else prompt or stdin
+            await session.turn(text)
+            return None
+        name, arguments = line
+        await session.extensions.settled()
+        command = session.commands.get(name)
+        if command is None:
+            names = ", ".join(session.commands.names) or "(none)"
+            printer._err(
+                f"tui-agent: unknown command /{name}. Commands: {names} (to send a prompt "
+                "that starts with /, put a space before it)"
+            )
+            return 2
+        if as_json:
+            printer._json({"type": "command", "name": name, "arguments": arguments or ""})
+        template = prompt_commands.template_of(session, name)
+        if template is not None:  # its prompt is a turn: its reply is the output
+            await prompt_commands.run_template(session, template, arguments, extra=stdin)
+            return None
+        if stdin:
+            printer._err(f"tui-agent: note: /{name} takes no input: what was piped in is unused")
+        await session.ready()  # what a turn would start (MCP servers and the like)
+        printer.command_output = True
+        try:
+            await session.commands.run(name, arguments)
+        finally:
+            printer.command_output = False
+            printer._end_line()
+        return None
+
     async def main() -> int:
-        task = asyncio.ensure_future(session.turn(prompt))
+        task = asyncio.ensure_future(work())
         loop = asyncio.get_running_loop()
         try:
             loop.add_signal_handler(signal.SIGINT, interrupt)
         except (NotImplementedError, RuntimeError):
             pass
         try:
-            await task
+            status = await task
         except asyncio.CancelledError:
             say_cancelled()
             return 1
         except MentionError as exc:  # a bad @path: nothing was sent
             printer._err(f"tui-agent: {exc}")
             return 2
-        except Exception as exc:  # provider construction, unknown provider…
+        except prompt_commands.TemplateError as exc:  # a command's prompt: nothing was sent
+            printer._err(f"tui-agent: error: {exc}")
+            return 2
+        except Exception as exc:  # provider construction, unknown provider, a command…
             printer._err(f"tui-agent: error: {exc}")
             return 1
         finally:
             await session.close()  # on_close hooks: MCP servers and the like stop here
+        if status is not None:
+            return status
         return 1 if printer.failed else 0
 
     try:

@@ -40,7 +40,8 @@ import os
 import re
 import shlex
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,8 +59,6 @@ log = logging.getLogger("tui_agent.prompt_commands")
 COMMAND_TIMEOUT = 30.0  # seconds a template's !`command` may run
 KILL_GRACE = 2.0
 MAX_FILE_BYTES = 256 * 1024  # a command file larger than this is not a prompt
-_SHELL = re.compile(r"!`([^`\n]+)`")
-_PLACEHOLDER = re.compile(r"\$(ARGUMENTS\b|[1-9])")
 
 
 class TemplateError(Exception):
@@ -70,11 +69,14 @@ class TemplateError(Exception):
 @dataclass(frozen=True)
 class Place:
     """A folder of command files: ``label`` as shown beside a command's description
-    ("user", ".claude"…), and whether it is the project's (trusted folders only)."""
+    ("user", ".claude"…), whether it is the project's (trusted folders only), and the
+    agent whose rules its files follow (``dialect``: "claude" for Claude Code's folders
+    and ours, "opencode" for opencode's)."""
 
     label: str
     path: Path
     project: bool
+    dialect: str = "claude"
 
 
 @dataclass(frozen=True)
@@ -88,18 +90,36 @@ class Template:
     body: str
     description: str = ""
     argument_hint: str = ""
+    replaces: str = ""  # the bundled command whose name it took, if it took one
 
     @property
     def help(self) -> str:
         """The description in ``/help``, the palette and the completion menu: what the
-        command does, how to call it, and where it comes from."""
+        command does, how to call it, and where it comes from (and the bundled command it
+        replaces, when it does)."""
         text = self.description or _first_line(self.body) or "Markdown command"
         usage = f" — /{self.name} {self.argument_hint}" if self.argument_hint else ""
-        return f"{text}{usage} ({self.place.label})"
+        instead = f"; replaces the bundled /{self.replaces}" if self.replaces else ""
+        return f"{text}{usage} ({self.place.label}{instead})"
+
+
+def opencode_config_dir() -> Path:
+    """opencode's global folder: ``$XDG_CONFIG_HOME/opencode``, else ``~/.config/opencode``
+    (on every system, as opencode has it)."""
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".config"
+    return base / "opencode"
 
 
 def user_places() -> list[Place]:
-    return [Place("user", paths.user_config_dir() / "commands", False)]
+    """The user's folders, ours first, then Claude Code's and opencode's."""
+    opencode = opencode_config_dir()
+    return [
+        Place("user", paths.user_config_dir() / "commands", False),
+        Place("~/.claude", Path.home() / ".claude" / "commands", False),
+        Place("~/.config/opencode", opencode / "command", False, "opencode"),
+        Place("~/.config/opencode", opencode / "commands", False, "opencode"),
+    ]
 
 
 def project_places(project: Path) -> list[Place]:
@@ -107,8 +127,8 @@ def project_places(project: Path) -> list[Place]:
     return [
         Place(".tui-agent", project / ".tui-agent" / "commands", True),
         Place(".claude", project / ".claude" / "commands", True),
-        Place(".opencode", project / ".opencode" / "command", True),
-        Place(".opencode", project / ".opencode" / "commands", True),
+        Place(".opencode", project / ".opencode" / "command", True, "opencode"),
+        Place(".opencode", project / ".opencode" / "commands", True, "opencode"),
     ]
 
 
@@ -222,21 +242,112 @@ def read(place: Place, file: Path) -> Template:
 
 # -- expanding ----------------------------------------------------------------------------
 
-
-def _substitute(text: str, arguments: str, words: list[str], quote: bool) -> str:
-    def value(match: re.Match[str]) -> str:
-        key = match.group(1)
-        if key == "ARGUMENTS":
-            return arguments
-        word = words[int(key) - 1] if int(key) <= len(words) else ""
-        return shlex.quote(word) if quote else word
-
-    return _PLACEHOLDER.sub(value, text)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_CLAUDE_PLACEHOLDER = re.compile(r"\$(?:ARGUMENTS\[(\d+)\]|(ARGUMENTS)\b|(\d+))")
+_OPENCODE_POSITION = re.compile(r"\$(\d+)")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 
-def _words(template: Template, arguments: str) -> list[str]:
-    if not re.search(r"\$[1-9]", template.body):
-        return []
+@dataclass(frozen=True)
+class Piece:
+    """A part of a template's body: prose (``command`` false) or one of its own shell
+    commands (an inline ``!`…``` or the script of a ```` ```! ```` block)."""
+
+    text: str
+    command: bool = False
+
+
+def _inline(text: str) -> list[Piece]:
+    """Prose with its ``!`command``` spans taken out. Inline code is read as Markdown
+    reads it (a run of backticks up to the next run of as many, within a paragraph): a
+    ``!`` inside code is code (`` `!` ``, `` `!!` ``, `` `ship !` ``), and a command is a
+    ``!`` outside code, at the start of a line or after a space or punctuation, followed by
+    a code span of one backtick on one line."""
+    pieces: list[Piece] = []
+    start = index = 0
+    while True:
+        tick = text.find("`", index)
+        if tick < 0:
+            break
+        run = len(text) - tick - len(text[tick:].lstrip("`"))
+        paragraph = _BLANK_LINE.search(text, tick)
+        limit = paragraph.start() if paragraph else len(text)
+        close = tick + run
+        while True:  # the next run of exactly `run` backticks in this paragraph
+            close = text.find("`" * run, close, limit)
+            if close < 0:
+                break
+            end = close + run
+            if (end >= len(text) or text[end] != "`") and text[close - 1] != "`":
+                break
+            close = end + len(text[end:]) - len(text[end:].lstrip("`"))
+        if close < 0:  # no closing run: the backticks are text
+            index = tick + run
+            continue
+        content = text[tick + run : close]
+        before = text[tick - 2] if tick >= 2 else ""
+        if (
+            run == 1
+            and tick >= 1
+            and text[tick - 1] == "!"
+            and not (before.isalnum() or (before != "" and before in "`\\!"))
+            and content.strip()
+            and "\n" not in content
+        ):
+            pieces.append(Piece(text[start : tick - 1]))
+            pieces.append(Piece(content, command=True))
+            start = close + run
+        index = close + run
+    pieces.append(Piece(text[start:]))
+    return pieces
+
+
+def split(body: str) -> list[Piece]:
+    """The body's prose and its own commands, in order: ``!`command``` spans (see
+    ``_inline``) and ```` ```! ```` fenced blocks, whose lines are one script. Nothing in
+    another fenced block is a command. Found before any argument goes in, so typed text
+    never becomes a command."""
+    pieces: list[Piece] = []
+    prose: list[str] = []
+    lines = body.splitlines(keepends=True)
+    index = 0
+    while index < len(lines):
+        opening = _FENCE.match(lines[index].rstrip("\n"))
+        if opening is None:
+            prose.append(lines[index])
+            index += 1
+            continue
+        fence, info = opening.group(1), opening.group(2).strip()
+        closing = re.compile(rf"^ {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
+        end = next(
+            (i for i in range(index + 1, len(lines)) if closing.match(lines[i].rstrip("\n"))),
+            len(lines),
+        )
+        block = lines[index : end + 1]
+        if fence[0] == "`" and info == "!":
+            pieces += _inline("".join(prose))
+            prose = []
+            script = "".join(lines[index + 1 : end]).rstrip("\n")
+            if script.strip():
+                pieces.append(Piece(script, command=True))
+            if end + 1 < len(lines) or (block and block[-1].endswith("\n")):
+                pieces.append(Piece("\n"))  # the line break after the block stays
+        else:
+            pieces += _inline("".join(prose))
+            prose = []
+            pieces.append(Piece("".join(block)))
+        index = end + 1
+    pieces += _inline("".join(prose))
+    merged: list[Piece] = []
+    for piece in pieces:  # neighbouring prose in one piece
+        if merged and not piece.command and not merged[-1].command:
+            merged[-1] = Piece(merged[-1].text + piece.text)
+        else:
+            merged.append(piece)
+    return merged or [Piece("")]
+
+
+def _split_words(template: Template, arguments: str) -> list[str]:
     try:
         return shlex.split(arguments)
     except ValueError as exc:
@@ -244,6 +355,84 @@ def _words(template: Template, arguments: str) -> list[str]:
             f"{where(template)}: the arguments cannot be split into words ({exc}); "
             "close the quote. Nothing was sent."
         ) from exc
+
+
+def _trim_end(pieces: list[Piece]) -> None:
+    """The body's trailing blank space dropped, before something is added at its end."""
+    if pieces and not pieces[-1].command:
+        pieces[-1] = Piece(pieces[-1].text.rstrip())
+
+
+def _claude(template: Template, pieces: list[Piece], arguments: str) -> list[Piece]:
+    """Claude Code's rules: ``$ARGUMENTS`` everything typed; ``$ARGUMENTS[N]`` and its
+    shorthand ``$N`` the word at index N from 0 (``$0`` the first), split as a shell
+    would; an ``$ARGUMENTS[N]`` past the last word is empty, a ``$N`` past it is kept as
+    written; with no placeholder at all, ``ARGUMENTS: …`` is added at the end."""
+    used = [m for piece in pieces for m in _CLAUDE_PLACEHOLDER.finditer(piece.text)]
+    needs_words = any(m.group(2) is None for m in used) or any(
+        piece.command and "$ARGUMENTS" in piece.text for piece in pieces
+    )
+    words = _split_words(template, arguments) if needs_words else []
+
+    def value(match: re.Match[str], quote: bool) -> str:
+        indexed, whole, short = match.groups()
+        if whole:
+            return shlex.join(words) if quote else arguments
+        position = int(indexed or short)
+        if position >= len(words):
+            return match.group(0) if short else ""
+        return shlex.quote(words[position]) if quote else words[position]
+
+    done = [
+        Piece(_CLAUDE_PLACEHOLDER.sub(partial(value, quote=p.command), p.text), p.command)
+        for p in pieces
+    ]
+    if arguments and not used:
+        _trim_end(done)
+        done.append(Piece(f"\n\nARGUMENTS: {arguments}"))
+    return done
+
+
+def _opencode(template: Template, pieces: list[Piece], arguments: str) -> list[Piece]:
+    """opencode's rules: ``$1``, ``$2``… the words from 1, the highest one used taking
+    every word left; one past the last word is empty; ``$ARGUMENTS`` everything typed;
+    with neither, the arguments are added at the end after a blank line."""
+    numbers = [int(m.group(1)) for piece in pieces for m in _OPENCODE_POSITION.finditer(piece.text)]
+    numbers = [n for n in numbers if n > 0]
+    whole = any("$ARGUMENTS" in piece.text for piece in pieces)
+    needs_words = bool(numbers) or any(p.command and "$ARGUMENTS" in p.text for p in pieces)
+    words = _split_words(template, arguments) if needs_words else []
+    last = max(numbers, default=0)
+
+    def value(match: re.Match[str], quote: bool) -> str:
+        position = int(match.group(1))
+        if position == 0:
+            return match.group(0)
+        chosen = words[position - 1 :] if position == last else words[position - 1 : position]
+        if quote:
+            return shlex.join(chosen) if chosen else "''"
+        return " ".join(chosen)
+
+    done = []
+    for piece in pieces:
+        text = _OPENCODE_POSITION.sub(partial(value, quote=piece.command), piece.text)
+        text = text.replace("$ARGUMENTS", shlex.join(words) if piece.command else arguments)
+        done.append(Piece(text, piece.command))
+    if arguments and not numbers and not whole:
+        _trim_end(done)
+        done.append(Piece(f"\n\n{arguments}"))
+    return done
+
+
+def substitute(template: Template, arguments: str) -> list[Piece]:
+    """The body's pieces with ``arguments`` put in by the rules of the template's folder
+    (``Place.dialect``). In a command every argument is quoted for the shell: a word as
+    one word, ``$ARGUMENTS`` as its words each quoted, so nothing typed becomes shell
+    syntax. Raises ``TemplateError`` when the arguments cannot be split into words."""
+    pieces = split(template.body)
+    if template.place.dialect == "opencode":
+        return _opencode(template, pieces, arguments)
+    return _claude(template, pieces, arguments)
 
 
 def where(template: Template) -> str:
@@ -260,11 +449,20 @@ def where(template: Template) -> str:
     return f"/{template.name} ({shown})"
 
 
-async def run_shell(command: str, directory: Path, timeout: float | None = None) -> str:
+async def run_shell(
+    command: str,
+    directory: Path,
+    timeout: float | None = None,
+    *,
+    check: bool = True,
+    keep_end: bool = False,
+) -> str:
     """``bash -c command`` in ``directory``: its standard output (the end of a long one,
-    as ``execute`` keeps it). Raises ``TemplateError`` when it exits with a status other
-    than 0 or takes longer than ``timeout`` seconds (``COMMAND_TIMEOUT``); it and
-    everything it started are killed then, and when the task running it is cancelled."""
+    as ``execute`` keeps it). Raises ``TemplateError`` when it takes longer than
+    ``timeout`` seconds (``COMMAND_TIMEOUT``), and with ``check`` when it exits with a
+    status other than 0; it and everything it started are killed on a timeout, and when
+    the task running it is cancelled. The output's last line break is dropped unless
+    ``keep_end`` (opencode puts a command's output in as it is)."""
     if timeout is None:
         timeout = COMMAND_TIMEOUT
     process = await asyncio.create_subprocess_exec(
@@ -294,7 +492,7 @@ async def run_shell(command: str, directory: Path, timeout: float | None = None)
                 f"!`{command}` did not finish in {timeout:g} s and was stopped"
             ) from None
         raise
-    if process.returncode != 0:
+    if process.returncode != 0 and check:
         said = (
             err.decode("utf-8", errors="replace").strip()
             or out.decode("utf-8", errors="replace").strip()
@@ -302,8 +500,8 @@ async def run_shell(command: str, directory: Path, timeout: float | None = None)
         said = said.splitlines()[-1] if said else "it printed nothing"
         raise TemplateError(f"!`{command}` failed with exit status {process.returncode}: {said}")
     text = out.decode("utf-8", errors="replace")
-    kept = keep_tail(text, "command")
-    return str(kept["output"]).rstrip("\n")
+    kept = str(keep_tail(text, "command")["output"])
+    return kept if keep_end else kept.rstrip("\n")
 
 
 async def expand(
@@ -313,43 +511,45 @@ async def expand(
     worktree: Path,
     *,
     allow_commands: bool = True,
+    extra: str = "",
 ) -> Expanded:
     """The prompt ``template`` makes with ``arguments``: ``.prompt`` the text (arguments
-    and command output in place), ``.content`` what the model gets (the text, then the
-    ``@path`` attachments). The ``@path`` files are read before any command runs, so a
-    missing one stops everything; ``@`` in a command's output is text. Raises
-    ``TemplateError``."""
+    and command output in place, then ``extra`` after a blank line: what ``tui-agent
+    run`` got on stdin), ``.content`` what the model gets (the text, then the ``@path``
+    attachments). The ``@path`` files are read before any command runs, so a missing one
+    stops everything; ``@`` in a command's output is text. A command that fails stops
+    everything too (Claude Code's rule), except in an opencode folder, where its output is
+    used as opencode uses it. Raises ``TemplateError``."""
     arguments = arguments.strip()
-    words = _words(template, arguments)
-    body = template.body
-    if arguments and not _PLACEHOLDER.search(body):
-        body = f"{body.rstrip()}\n\n{arguments}"
-    # the template's own !`…` spans, found before arguments go in: typed text never runs
-    pieces = _SHELL.split(body)  # text, command, text, command, …, text
-    texts = [_substitute(piece, arguments, words, False) for piece in pieces[::2]]
-    commands = [_substitute(piece, arguments, words, True) for piece in pieces[1::2]]
+    pieces = substitute(template, arguments)
+    commands = [piece.text for piece in pieces if piece.command]
     if commands and not allow_commands:
         raise TemplateError(
             f"{where(template)}: its !`…` commands run only in a trusted project. Nothing was sent."
         )
-    # for the @path search the commands stay `code`, which mentions never look into
-    sketch = texts[0] + "".join(f"`{c}`{t}" for c, t in zip(commands, texts[1:], strict=True))
+    # the @path search sees the prose alone: a command's text and output are not searched
+    sketch = " ".join(piece.text for piece in pieces if not piece.command)
     try:
         attached = await asyncio.to_thread(mentions.expand, sketch, directory, worktree)
     except mentions.MentionError as exc:
         raise TemplateError(f"{where(template)}: {exc}") from exc
-    outputs: list[str] = []
-    for command in commands:
+    check = template.place.dialect != "opencode"
+    parts: list[str] = []
+    for piece in pieces:
+        if not piece.command:
+            parts.append(piece.text)
+            continue
         try:
-            outputs.append(await run_shell(command, directory))
+            parts.append(await run_shell(piece.text, directory, check=check, keep_end=not check))
         except TemplateError as exc:
             raise TemplateError(f"{where(template)}: {exc}. Nothing was sent.") from exc
         except OSError as exc:
             raise TemplateError(
-                f"{where(template)}: !`{command}` could not start ({exc}). Nothing was sent."
+                f"{where(template)}: !`{piece.text}` could not start ({exc}). Nothing was sent."
             ) from exc
-    text = texts[0] + "".join(o + t for o, t in zip(outputs, texts[1:], strict=True))
-    text = text.strip()
+    text = "".join(parts).strip()
+    if extra.strip():
+        text = f"{text}\n\n{extra.strip()}" if text else extra.strip()
     if not text:
         raise TemplateError(f"{where(template)}: the prompt is empty. Nothing was sent.")
     blocks = attached.content[len(attached.prompt) :]
@@ -359,33 +559,61 @@ async def expand(
 # -- loading ------------------------------------------------------------------------------
 
 
+async def run_template(
+    session: Session, template: Template, arguments: str | None, *, extra: str = ""
+) -> None:
+    """Expand ``template`` with ``arguments`` and send it as a turn (``extra``: text added
+    at the end of the prompt, as ``tui-agent run`` adds what it got on stdin)."""
+    if session.busy:
+        raise TemplateError(
+            f"/{template.name}: still working on a turn; press Esc to cancel it first"
+        )
+    allowed = not template.place.project or session.workspace.trusted
+    with session.running():  # Esc stops its !`commands` too
+        expanded = await expand(
+            template,
+            arguments or "",
+            session.directory,
+            session.worktree,
+            allow_commands=allowed,
+            extra=extra,
+        )
+        await session.turn(expanded)
+
+
 def _handler(session: Session, template: Template) -> Any:
     async def run(arguments: str | None) -> None:
-        if session.busy:
-            raise TemplateError(
-                f"/{template.name}: still working on a turn; press Esc to cancel it first"
-            )
-        allowed = not template.place.project or session.workspace.trusted
-        with session.running():  # Esc stops its !`commands` too
-            expanded = await expand(
-                template,
-                arguments or "",
-                session.directory,
-                session.worktree,
-                allow_commands=allowed,
-            )
-            await session.turn(expanded)
+        await run_template(session, template, arguments)
 
     run.__doc__ = f"Send the prompt of {template.path}."
+    run.template = template  # type: ignore[attr-defined]
     return run
 
 
+def template_of(session: Session, name: str) -> Template | None:
+    """The Markdown command registered as ``/name``, or None (no such command, or not a
+    Markdown one)."""
+    command = session.commands.get(name)
+    if command is None or command.source != "markdown":
+        return None
+    found = getattr(command.handler, "template", None)
+    return found if isinstance(found, Template) else None
+
+
+def _bundled(source: str) -> bool:
+    """A command source that is tui-agent's own (``bundled:commands.py``): a Markdown
+    command may take its name, as opencode lets a command file replace a built-in one."""
+    return source.startswith("bundled:")
+
+
 def load(session: Session, report: LoadReport, project: Path | None) -> list[Template]:
-    """Register the Markdown commands of the user's folder and, when ``project`` is given
-    (a trusted project), the project's folders. Runs after the plugins' setups: a
-    command a plugin or the bundled ones registered keeps its name, and the file is
-    reported as a problem (rename it). Between files, the project's win over the
-    user's (``.tui-agent``, then ``.claude``, then ``.opencode``), said in a note."""
+    """Register the Markdown commands of the user's folders and, when ``project`` is given
+    (a trusted project), the project's folders. Runs after the plugins' setups: a file
+    named like a bundled command replaces it (said once in a note, and marked in its
+    description, so ``/help`` shows it); a command a plugin registered keeps its name, and
+    the file is reported as a problem (rename it). Between files, the project's win over
+    the user's (``.tui-agent``, then ``.claude``, then ``.opencode``; the user's own
+    folder, then ``~/.claude``, then opencode's), said in a note."""
     places = [*(project_places(project) if project is not None else []), *user_places()]
     chosen: dict[str, Template] = {}
     hidden: list[tuple[Template, Template]] = []
@@ -402,12 +630,16 @@ def load(session: Session, report: LoadReport, project: Path | None) -> list[Tem
             else:
                 hidden.append((template, winner))
     registered: list[Template] = []
+    replacing: list[Template] = []
     commands = session.commands
     previous, commands.source = commands.source, "markdown"
     try:
         for name, template in sorted(chosen.items()):
             existing = commands.get(name)
-            if existing is not None:
+            if existing is not None and _bundled(existing.source):
+                template = replace(template, replaces=name)
+                replacing.append(template)
+            elif existing is not None:
                 report.problems.append(
                     LoadProblem(
                         str(template.path),
@@ -420,6 +652,15 @@ def load(session: Session, report: LoadReport, project: Path | None) -> list[Tem
             registered.append(template)
     finally:
         commands.source = previous
+    said: set[tuple[str, Path]] = session.extensions.kept("prompt_commands.replacing", set)
+    for template in replacing:
+        if (template.name, template.path) in said:
+            continue  # once a session, not at every /reload
+        said.add((template.name, template.path))
+        note = f"Markdown command {where(template)} replaces the bundled /{template.name}."
+        report.notes.append(note)
+        log.info("%s", note)
+        session.output.say(note)
     for loser, winner in hidden:
         note = f"Markdown command {where(winner)} is used; {where(loser)} has the same name."
         report.notes.append(note)
