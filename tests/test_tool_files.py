@@ -1609,8 +1609,10 @@ default = {
 }
 """
 
-LOOKALIKES: list[Any] = [
-    pytest.param(DICT_EXPORT, "default", "a plain dict", True, id="seed-plain-object"),
+# issue 26: a plain dict shaped like a tool is a tool (the seed says so), whether or not the
+# file imports tui_agent (a dict literal shaped like one makes the file a tool file)
+PLAIN_DICT_TOOLS: list[Any] = [
+    pytest.param(DICT_EXPORT, "database", {"param": "p"}, "result", id="seed-plain-object"),
     pytest.param(
         """
         import json
@@ -1621,9 +1623,9 @@ LOOKALIKES: list[Any] = [
         default = {"description": "Echo as JSON", "args": {"x": {"type": "string"}},
                    "execute": run}
         """,
-        "default",
-        "a plain dict",
-        False,
+        "database",
+        {"x": "y"},
+        '{"x": "y"}',
         id="plain-object-without-tui-agent",
     ),
     pytest.param(
@@ -1633,31 +1635,73 @@ LOOKALIKES: list[Any] = [
         search = dict(description="Search", args={"q": schema.string()},
                       execute=lambda args: args["q"])
         """,
-        "search",
-        "a plain dict",
-        True,
+        "database_search",
+        {"q": "found"},
+        "found",
         id="dict-call-named-export",
     ),
     pytest.param(
         """
         search = dict(description="Search", handler=lambda args: args["q"])
         """,
-        "search",
-        "a plain dict",
-        False,
+        "database_search",
+        {"q": "found"},
+        "found",
         id="dict-call-handler-without-tui-agent",
     ),
     pytest.param(
         """
         from tui_agent import ToolContext
 
-        TOOL: dict = {"description": "Search", "handler": print}
+        TOOL: dict = {"description": "Search", "handler": lambda args, context: context.agent}
         """,
-        "TOOL",
-        "a plain dict",
-        True,
+        "database_TOOL",
+        {},
+        "main",
         id="handler-key",
     ),
+]
+
+
+@pytest.mark.parametrize("source, name, args, output", PLAIN_DICT_TOOLS)
+async def test_a_plain_dict_shaped_like_a_tool_is_a_tool(
+    project: Path, tmp_path: Path, source: str, name: str, args: dict[str, Any], output: str
+) -> None:
+    marker = tmp_path / "imported"
+    body = src(source) + f"\nfrom pathlib import Path\nPath({str(marker)!r}).touch()\n"
+    write(project / ".tui-agent" / "tools" / "database.py", body)
+    session = create_session(project, trust=True)
+
+    assert marker.exists()
+    assert session.extensions.problems == []
+    assert [n for n in session.toolbox.tools if n.startswith("database")] == [name]
+    result = await session.toolbox.run(name, args)
+    assert result.ok, result
+    assert result["output"] == output
+    assert not [n for n in notes(session) if n.startswith("No tools")]
+
+
+async def test_a_plain_dict_tool_with_unreadable_args_is_a_load_problem(project: Path) -> None:
+    path = write(
+        project / ".tui-agent" / "tools" / "bad.py",
+        'default = {"description": "Bad", "args": ["q"], "execute": print}\n',
+    )
+    session = create_session(project, trust=True)
+    [problem] = session.extensions.problems
+    assert problem.path == str(path)
+    assert problem.error == "`default`: args must be a dict, not list"
+    assert "bad" not in session.toolbox.tools
+
+
+# a forgotten @tool: still ignored, and reported
+FUNCTION_LOOKALIKE = """
+from tui_agent import schema, tool
+
+async def database(args, context):
+    return "result"
+"""
+
+LOOKALIKES: list[Any] = [
     pytest.param(
         """
         from tui_agent import tool
@@ -1705,20 +1749,20 @@ def test_an_attribute_shaped_like_a_tool_is_a_load_problem(
 
 
 def test_lookalikes_are_reported_on_stderr_by_headless_commands(project: Path) -> None:
-    """``cli.report_problems`` is what headless commands print: the dict is a plugin
+    """``cli.report_problems`` is what headless commands print: the lookalike is a plugin
     problem there; the helper script is not an error."""
     import io
 
     from tui_agent.cli import report_problems
 
     tools = project / ".tui-agent" / "tools"
-    write(tools / "database.py", src(DICT_EXPORT))
+    write(tools / "database.py", src(FUNCTION_LOOKALIKE))
     write(tools / "add.py", src(SEED_SCRIPT))
     session = create_session(project, trust=True)
     stream = io.StringIO()
     report_problems(session, stream)
     [line] = stream.getvalue().splitlines()
-    assert line.startswith(f"tui-agent: plugin problem: {tools / 'database.py'}: `default` is")
+    assert line.startswith(f"tui-agent: plugin problem: {tools / 'database.py'}: `database` is")
     assert "wrap it with tui_agent.tool(...)" in line
 
 
@@ -1768,15 +1812,15 @@ async def test_helpers_and_constants_in_a_tool_file_are_not_reported(
 
 
 async def test_a_fixed_lookalike_loads_after_reload(project: Path, user_config_dir: Path) -> None:
-    """The message's advice, followed: wrapped with tool(...), the dict becomes the tool."""
+    """The message's advice, followed: with @tool(...) above it, the function is the tool."""
     folder = user_config_dir / "tools"
-    write(folder / "database.py", src(DICT_EXPORT))
+    write(folder / "database.py", src(FUNCTION_LOOKALIKE))
     session = create_session(project)
     assert len(session.extensions.problems) == 1
-    fixed = src(DICT_EXPORT).replace(
-        "from tui_agent import schema", "from tui_agent import schema, tool"
+    fixed = src(FUNCTION_LOOKALIKE).replace(
+        "async def database",
+        '@tool(description="Query", args={"param": schema.string()})\nasync def database',
     )
-    fixed = fixed.replace("default = {", "default = tool(**{").replace("\n}\n", "\n})\n")
     write(folder / "database.py", fixed)
     report = session.reload()
     assert report.problems == [] and session.extensions.problems == []
@@ -1789,14 +1833,222 @@ async def test_the_app_shows_the_note_plainly_and_the_lookalike_in_red(project: 
 
     tools = project / ".tui-agent" / "tools"
     write(tools / "add.py", src(SEED_SCRIPT))
-    write(tools / "database.py", src(DICT_EXPORT))
+    write(tools / "database.py", src(FUNCTION_LOOKALIKE))
     session = create_session(project, trust=True, load=False)  # the app loads, as in a terminal
     async with run_app(session) as pilot:
         await wait_for(pilot, lambda: session.extensions.loaded)
-        await wait_for_text(pilot, "`default` is a plain dict")
+        await wait_for_text(pilot, "`database` is a plain function")
         await wait_for_text(pilot, "No tools in .tui-agent/tools/add.py")
         shown = {str(note.content): note.has_class("error") for note in pilot.app.query(Note)}
         [(helper, red)] = [(t, e) for t, e in shown.items() if "add.py" in t]
         assert not red, helper
         [(lookalike, red)] = [(t, e) for t, e in shown.items() if "database.py" in t]
         assert red and lookalike.startswith("plugin problem: "), lookalike
+
+
+# -- issue 26: the Dropstone page's examples, typed literally, through the real agent --------
+
+# "Ad esempio, questo file sostituisce lo strumento integrato bash" (.dropstone/tools/bash.ts)
+SEED_BASH = """
+from tui_agent import tool
+
+async def execute(args):
+    return f"blocked: {args['command']}"
+
+default = tool(
+    description="Restricted bash wrapper",
+    args={
+        "command": tool.schema.string(),
+    },
+    execute=execute,
+)
+"""
+
+# "Puoi anche importare Zod direttamente e restituire un oggetto semplice"
+SEED_PLAIN_OBJECT = """
+from tui_agent import schema
+
+async def execute(args, context):
+    # Tool implementation
+    return "result"
+
+default = {
+    "description": "Tool description",
+    "args": {
+        "param": schema.string().describe("Parameter description"),
+    },
+    "execute": execute,
+}
+"""
+
+# "Gli strumenti ricevono il contesto della sessione corrente" (project.ts)
+SEED_CONTEXT = """
+from tui_agent import tool
+
+@tool(description="Get project information", args={})
+async def default(args, context):
+    # Access context information
+    agent, sessionID, messageID, directory, worktree = (
+        context.agent, context.sessionID, context.messageID, context.directory, context.worktree
+    )
+    return (
+        f"Agent: {agent}, Session: {sessionID}, Message: {messageID}, "
+        f"Directory: {directory}, Worktree: {worktree}"
+    )
+"""
+
+
+def agent_session(project: Path, server: Any) -> Session:
+    return create_session(
+        project, base_url=server.base_url, model="fake-model", trust=True, yes=True
+    )
+
+
+def offered(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["function"]["name"]: t["function"] for t in request.get("tools", [])}
+
+
+def tool_outputs(session: Session) -> list[Any]:
+    import json
+
+    return [
+        json.loads(m["content"]).get("output", json.loads(m["content"]))
+        for m in session.conversation.messages
+        if m["role"] == "tool"
+    ]
+
+
+async def test_seed_bash_wrapper_replaces_the_builtin_bash(project: Path) -> None:
+    """bash.py is named like the built-in execute's alias: it replaces execute, which is no
+    longer offered, and every name of the old tool leads to the wrapper, so nothing runs."""
+    from tui_agent.testing import Call, FakeOpenAI, Reply
+
+    write(project / ".tui-agent" / "tools" / "bash.py", src(SEED_BASH))
+    marker = project / "ran"
+    script = [
+        Reply(
+            calls=[
+                Call("bash", {"command": f"touch {marker}"}),
+                Call("execute", {"command": f"touch {marker}"}),
+                Call("sh", {"command": "rm -rf /"}),
+            ]
+        ),
+        Reply("done"),
+    ]
+    async with FakeOpenAI(script) as server:
+        session = agent_session(project, server)
+        assert await session.turn("go") == "done"
+    assert session.extensions.problems == []
+    assert not marker.exists()
+    assert tool_outputs(session) == [
+        f"blocked: touch {marker}",
+        f"blocked: touch {marker}",
+        "blocked: rm -rf /",
+    ]
+    tools = offered(server.requests[0])
+    assert "execute" not in tools
+    assert tools["bash"]["description"] == "Restricted bash wrapper"
+    assert tools["bash"]["parameters"]["required"] == ["command"]
+    assert session.toolbox.tool_for("execute").name == "bash"
+    assert {session.toolbox.aliases[a] for a in ("execute", "sh", "exec")} == {"bash"}
+    [note] = [n for n in notes(session) if "replaces" in n]
+    assert note.startswith(".tui-agent/tools/bash.py: the tool bash replaces execute")
+
+
+async def test_seed_plain_object_export_is_a_tool(project: Path) -> None:
+    from tui_agent.testing import Call, FakeOpenAI, Reply
+
+    write(project / ".tui-agent" / "tools" / "example.py", src(SEED_PLAIN_OBJECT))
+    script = [Reply(calls=[Call("example", {"param": "p"})]), Reply("done")]
+    async with FakeOpenAI(script) as server:
+        session = agent_session(project, server)
+        await session.turn("go")
+    assert session.extensions.problems == []
+    assert tool_outputs(session) == ["result"]
+    assert offered(server.requests[0])["example"] == {
+        "name": "example",
+        "description": "Tool description",
+        "parameters": {
+            "type": "object",
+            "properties": {"param": {"type": "string", "description": "Parameter description"}},
+            "required": ["param"],
+        },
+    }
+
+
+async def test_seed_context_message_id_is_the_assistant_messages(project: Path) -> None:
+    """The calls of one reply share the message id (not their call ids); the next reply's
+    calls get another. sessionID and messageID are the page's spellings."""
+    from tui_agent.testing import Call, FakeOpenAI, Reply
+
+    write(project / ".tui-agent" / "tools" / "project.py", src(SEED_CONTEXT))
+    script = [
+        Reply(calls=[Call("project", id="call_a"), Call("project", id="call_b")]),
+        Reply(calls=[Call("project", id="call_c")]),
+        Reply("done"),
+    ]
+    async with FakeOpenAI(script) as server:
+        session = agent_session(project, server)
+        await session.turn("go")
+    assert session.extensions.problems == []
+    outputs = tool_outputs(session)
+    assert len(outputs) == 3
+    ids = [text.split("Message: ")[1].split(",")[0] for text in outputs]
+    assert ids[0] == ids[1] != ids[2]
+    assert all(i.startswith("msg_") and i not in ("call_a", "call_b", "call_c") for i in ids)
+    root = str(project.resolve())
+    assert outputs[0] == (
+        f"Agent: main, Session: {session.id}, Message: {ids[0]}, Directory: {root}, "
+        f"Worktree: {root}"
+    )
+
+
+def test_tool_context_answers_the_pages_camel_case_names() -> None:
+    context = ToolContext(session_id="s", message_id="m", call_id="c", directory="/d")
+    assert (context.sessionID, context.messageID, context.callID) == ("s", "m", "c")
+
+
+# -- issue 26: tool files written for opencode are named, with where the porting table is ---
+
+OPENCODE_TOOL = """import { tool } from "@opencode-ai/plugin"
+
+export default tool({
+  description: "Query the project database",
+  args: {
+    query: tool.schema.string().describe("SQL query to execute"),
+  },
+  async execute(args) {
+    return `Executed query: ${args.query}`
+  },
+})
+"""
+
+
+@pytest.mark.parametrize(
+    "where", [".opencode/tool", ".opencode/tools", ".tui-agent/tools", ".tui-agent/tool"]
+)
+async def test_typescript_tool_files_say_once_that_tools_here_are_python(
+    project: Path, where: str
+) -> None:
+    write(project / where / "database.ts", OPENCODE_TOOL)
+    write(project / where / "math.js", "export const add = {}\n")
+    session = create_session(project, trust=True)
+    said = [n for n in notes(session) if "database.ts" in n]
+    assert said == [
+        f"Not loaded: {where}/database.ts, {where}/math.js (they were written for opencode "
+        "or Dropstone). Tool files here are Python: .tui-agent/tools/NAME.py with "
+        "`from tui_agent import tool`; each opencode construct has its Python form in the "
+        "README, Custom tool files: Porting an opencode tool."
+    ]
+    assert session.extensions.problems == []
+    session.reload()
+    assert len([n for n in notes(session) if "database.ts" in n]) == 2  # once per load
+
+
+async def test_a_typescript_file_in_the_global_tool_folder_is_named(
+    project: Path, user_config_dir: Path
+) -> None:
+    path = write(user_config_dir / "tools" / "database.ts", OPENCODE_TOOL)
+    session = create_session(project)
+    [said] = [n for n in notes(session) if "database.ts" in n]
+    assert said.startswith(f"Not loaded: {path} (it was written for opencode or Dropstone).")

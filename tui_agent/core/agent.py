@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -55,6 +56,11 @@ class Reply:
     calls: list[ToolCall] = field(default_factory=list)
     error: str | None = None
     finish: str | None = None
+
+
+def new_message_id() -> str:
+    """An assistant message's id, as opencode spells them (``msg_`` and 24 hex digits)."""
+    return f"msg_{os.urandom(12).hex()}"
 
 
 class Agent:
@@ -129,8 +135,9 @@ class Agent:
                 cut = reply.finish == "length"
                 if self.before_tools is not None:
                     await self.before_tools()
+                message_id = new_message_id()  # the reply's: its calls share it
                 for call in reply.calls:
-                    result = await self._run_call(call, cut=cut)
+                    result = await self._run_call(call, cut=cut, message_id=message_id)
                     if self.budget is not None:  # one result never floods the window
                         result = self.budget.cap(call.name, result)
                     self.transcript.record(ToolMessage(call.id, result))
@@ -162,7 +169,7 @@ class Agent:
             )
         return False
 
-    async def _run_call(self, call: ToolCall, *, cut: bool = False) -> Result:
+    async def _run_call(self, call: ToolCall, *, cut: bool = False, message_id: str = "") -> Result:
         """``cut``: the reply hit the output limit, so arguments that are not JSON were cut
         off, not mistyped; the model is told so."""
         args, problem = parse_arguments(call.arguments)
@@ -174,7 +181,7 @@ class Agent:
             return self.toolbox.reject(
                 call.name, problem, call_id=call.id, arguments=call.arguments
             )
-        context = self.tool_context(call_id=call.id, message_id=call.id)
+        context = self.tool_context(call_id=call.id, message_id=message_id or new_message_id())
         return await self.toolbox.run(call.name, args, context)
 
     async def _reply(self, provider: Provider) -> Reply:

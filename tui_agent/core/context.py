@@ -18,7 +18,11 @@ def find_worktree(directory: Path) -> Path:
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Passed to handlers that take a second argument, and to tool files that ask for it."""
+    """Passed to handlers that take a second argument, and to tool files that ask for it.
+
+    ``message_id`` is the id of the assistant message whose tool calls these are (one
+    reply's calls share it); ``call_id`` is the call's own. The page's camelCase names
+    answer too: ``sessionID``, ``messageID`` (and ``callID``)."""
 
     agent: str = "main"
     session_id: str = ""
@@ -30,3 +34,17 @@ class ToolContext:
     def __post_init__(self) -> None:
         if not self.worktree:
             object.__setattr__(self, "worktree", str(find_worktree(Path(self.directory))))
+
+    # the Dropstone/opencode page's spellings (``const { sessionID, messageID } = context``)
+
+    @property
+    def sessionID(self) -> str:
+        return self.session_id
+
+    @property
+    def messageID(self) -> str:
+        return self.message_id
+
+    @property
+    def callID(self) -> str:
+        return self.call_id

@@ -168,6 +168,9 @@ def project_code(project: Path) -> list[Path]:
     config_file = config_module.project_config_file(project)
     if config_file.is_file():
         found.append(config_file)
+    mcp_servers = project / ".mcp.json"  # Claude Code's project MCP servers: commands to run
+    if mcp_servers.is_file():
+        found.append(mcp_servers)
     return found
 
 
@@ -317,9 +320,11 @@ def load_tool_files(session: Session, folders: Iterable[Folder], report: LoadRep
     report what only looks like a tool; files that give nothing are named in notes."""
     helpers: list[Path] = []
     empty: list[Path] = []
+    scripts: list[Path] = []
     for folder in folders:
         if folder.kind != "tools":
             continue
+        scripts += tool_files_module.script_files(folder.path)
         for file in python_files(folder.path):
             try:
                 scanned = tool_files_module.scan(file.read_bytes(), str(file))
@@ -327,16 +332,36 @@ def load_tool_files(session: Session, folders: Iterable[Folder], report: LoadRep
                 report.tool_files.append(file)
                 report.problems.append(LoadProblem(str(file), describe(exc)))
                 continue
-            if not scanned.imports_package:
-                shapes = [tool_files_module.Lookalike(a, "dict") for a in scanned.dict_shapes]
-                report.problems += [LoadProblem(str(file), s.message(False)) for s in shapes]
-                if not shapes:
-                    helpers.append(file)
+            if not scanned.is_tool_file:
+                helpers.append(file)
                 continue
             report.tool_files.append(file)
             if not _register_tool_file(session, folder, file, scanned.tree, report):
                 empty.append(file)
     _note_no_tools(session, report, helpers, empty)
+    project = session.workspace.project
+    for name in tool_files_module.OPENCODE_TOOL_FOLDERS:
+        scripts += tool_files_module.script_files(project / name)
+    _note_scripts(session, report, scripts)
+
+
+def _note_scripts(session: Session, report: LoadReport, scripts: list[Path]) -> None:
+    """TypeScript/JavaScript tool files (a tool folder's, and a project's ``.opencode/tool``
+    and ``.opencode/tools``): never loaded, so one note per load names them and says where
+    the porting table is."""
+    if not scripts:
+        return
+    note = tool_files_module.script_note([_shown(session, file) for file in scripts])
+    report.notes.append(note)
+    log.info("%s", note)
+    session.output.say(note)
+
+
+def _shown(session: Session, file: Path) -> str:
+    try:
+        return str(file.relative_to(session.workspace.project))
+    except ValueError:
+        return str(file)
 
 
 def _register_tool_file(
@@ -348,7 +373,9 @@ def _register_tool_file(
     if module is None:
         return True
     namespace = vars(module)
-    found = tool_names(file.stem, namespace)
+    unreadable: list[str] = []
+    found = tool_names(file.stem, namespace, unreadable)
+    report.problems += [LoadProblem(str(file), text) for text in unreadable]
     report.problems += [
         LoadProblem(str(file), shape.message())
         for shape in tool_files_module.lookalikes(file.stem, namespace)
@@ -357,11 +384,13 @@ def _register_tool_file(
     try:
         for name, spec in found:
             try:
+                aliases = _replaced_aliases(session, name, file, report)
                 session.toolbox.add(
                     name,
                     description=spec.description,
                     params=spec.params,
                     required=spec.required,
+                    aliases=aliases,
                     handler=spec.handler(),
                 )
             except (ValueError, TypeError) as exc:
@@ -369,6 +398,31 @@ def _register_tool_file(
     finally:
         session.toolbox.source = "api"
     return bool(found) or len(report.problems) > problems
+
+
+def _replaced_aliases(
+    session: Session, name: str, file: Path, report: LoadReport
+) -> list[str] | None:
+    """A tool file's tool named like another tool's alias (``bash.py``, ``bash`` being the
+    built-in ``execute``'s) replaces that tool, as the Dropstone page's ``bash.ts`` replaces
+    its built-in ``bash``: the old tool is removed, and its name and its other aliases lead
+    to the new one (the aliases to give it). None when ``name`` is no alias (a tool of that
+    name, if any, is replaced by ``toolbox.add`` and keeps its aliases)."""
+    toolbox = session.toolbox
+    old = toolbox.aliases.get(name)
+    if old is None or name in toolbox.tools or old not in toolbox.tools:
+        return None
+    replaced = toolbox.tools[old]
+    aliases = [old, *(alias for alias in replaced.aliases if alias != name)]
+    toolbox.remove(old)
+    note = (
+        f"{_shown(session, file)}: the tool {name} replaces {old} ({replaced.source}), whose "
+        f"alias it is; {', '.join(aliases)} now lead to {name}."
+    )
+    report.notes.append(note)
+    log.info("%s", note)
+    session.output.say(note)
+    return aliases
 
 
 def _note_no_tools(

@@ -1,11 +1,14 @@
 """Custom tool files (opencode/Dropstone style): ``.tui-agent/tools/*.py``.
 
-Each ``tool(...)`` object at a file's top level becomes a tool. The attribute ``default``,
-or the one named like the file, takes the file's name; any other takes ``<file>_<attr>``.
+Each ``tool(...)`` object at a file's top level becomes a tool, and so does each plain
+dict with ``description``, ``args`` and ``execute`` (the page's plain-object export). The
+attribute ``default``, or the one named like the file, takes the file's name; any other
+takes ``<file>_<attr>``.
 
-A file in a tool folder is imported only if it imports ``tui_agent`` (checked on its syntax
-tree before it runs): the Dropstone page keeps helper scripts beside the tools that run
-them, and such a script must not run at load time with tui-agent's own ``sys.argv``.
+A file in a tool folder is imported only if it imports ``tui_agent`` or holds a top-level
+dict literal shaped like a tool (checked on its syntax tree before it runs): the Dropstone
+page keeps helper scripts beside the tools that run them, and such a script must not run
+at load time with tui-agent's own ``sys.argv``.
 """
 
 from __future__ import annotations
@@ -282,15 +285,84 @@ def tool(
 tool.schema = schema_module  # type: ignore[attr-defined]
 
 
-def tool_names(stem: str, namespace: Mapping[str, Any]) -> list[tuple[str, ToolSpec]]:
-    """``(tool name, spec)`` for each ``tool(...)`` at a module's top level, in file order."""
+def tool_names(
+    stem: str, namespace: Mapping[str, Any], problems: list[str] | None = None
+) -> list[tuple[str, ToolSpec]]:
+    """``(tool name, spec)`` for each tool at a module's top level, in file order: each
+    ``tool(...)`` object, and each plain dict with ``"description"`` and a callable
+    ``"execute"`` (or ``"handler"``), the Dropstone page's plain-object export
+    (``export default {description, args, execute}``), made into a ``tool(...)`` here.
+
+    A dict tool whose ``args`` cannot be read is left out, with why in ``problems``."""
     found: list[tuple[str, ToolSpec]] = []
     for attr, value in namespace.items():
-        if not isinstance(value, ToolSpec) or attr.startswith("__"):
+        if attr.startswith("_"):
             continue
+        if not isinstance(value, ToolSpec):
+            if not isinstance(value, Mapping) or not _mapping_is_tool_shaped(value):
+                continue
+            try:
+                value = plain_tool(value)
+            except (TypeError, ValueError) as exc:
+                if problems is not None:
+                    problems.append(f"`{attr}`: {exc}")
+                continue
         name = stem if attr in ("default", stem) else f"{stem}_{attr}"
         found.append((name, value))
     return found
+
+
+def plain_tool(value: Mapping[str, Any]) -> ToolSpec:
+    """A tool from a plain dict ``{"description", "args", "execute"}`` (``args`` optional,
+    ``{}`` when missing: the function gets ``(args)`` or ``(args, context)`` as the page's
+    ``execute(args, context)`` does)."""
+    execute = value.get("execute")
+    if not callable(execute):
+        execute = value.get("handler")
+    description = value.get("description")
+    if not isinstance(description, str):
+        raise TypeError(f"description must be a string, not {type(description).__name__}")
+    args = value.get("args")
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        raise TypeError(f"args must be a dict, not {type(args).__name__}")
+    assert execute is not None
+    return _build(execute, description, args)
+
+
+# -- tool files written for opencode or Dropstone (TypeScript/JavaScript) --------------------
+
+SCRIPT_SUFFIXES = (".ts", ".js", ".mts", ".mjs", ".cts", ".cjs", ".tsx", ".jsx")
+# opencode's tool folders in a project: their files are TypeScript, never loaded here
+OPENCODE_TOOL_FOLDERS = (".opencode/tool", ".opencode/tools")
+PORTING = "README, Custom tool files: Porting an opencode tool"
+
+
+def script_files(folder: Path) -> list[Path]:
+    """TypeScript/JavaScript files in a folder (``*.d.ts`` too), sorted; dot files skipped."""
+    try:
+        return sorted(
+            (
+                p
+                for p in folder.iterdir()
+                if p.suffix in SCRIPT_SUFFIXES and not p.name.startswith(".") and p.is_file()
+            ),
+            key=lambda p: p.name,
+        )
+    except OSError:
+        return []
+
+
+def script_note(files: list[str]) -> str:
+    """What a load says once about tool files it cannot load (``files`` as shown)."""
+    they = "it was" if len(files) == 1 else "they were"
+    return (
+        f"Not loaded: {', '.join(files)} ({they} written for opencode or Dropstone). "
+        "Tool files here are Python: .tui-agent/tools/NAME.py with "
+        "`from tui_agent import tool`; each opencode construct has its Python form in the "
+        f"{PORTING}."
+    )
 
 
 # -- which files are tool files, and what only looks like a tool ----------------------------
@@ -303,11 +375,16 @@ _EXECUTE_KEYS = ("execute", "handler")
 class Scan:
     """A tool file read before it runs: its syntax tree (compiled from, so parsed once),
     whether it imports ``tui_agent``, and the top-level dict literals shaped like a tool
-    (looked for only in files that will not be imported)."""
+    (looked for only in files that do not import ``tui_agent``). A file with either is
+    imported (``is_tool_file``); any other is a helper script, never run at load time."""
 
     tree: ast.Module
     imports_package: bool
     dict_shapes: tuple[str, ...] = ()
+
+    @property
+    def is_tool_file(self) -> bool:
+        return self.imports_package or bool(self.dict_shapes)
 
 
 def scan(source: bytes, filename: str) -> Scan:
@@ -341,7 +418,7 @@ def static_dict_shapes(tree: ast.Module) -> tuple[str, ...]:
     """Public top-level names assigned a dict literal (``{...}`` or ``dict(...)``) with a
     ``"description"`` key and an ``"execute"``/``"handler"`` key whose value is a name, an
     attribute or a lambda: the Dropstone page's plain-object export, written in a file that
-    does not import ``tui_agent``."""
+    does not import ``tui_agent`` (its args as plain JSON-schema dicts): a tool file."""
     found: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.Assign):
@@ -373,54 +450,44 @@ def _literal_is_tool_shaped(value: ast.expr) -> bool:
 
 @dataclass(frozen=True)
 class Lookalike:
-    """A top-level attribute shaped like a tool but not made with ``tool(...)``: ignored,
+    """A top-level function shaped like a tool but not made with ``tool(...)``: ignored,
     so reported (a user who wrote it expected a tool)."""
 
     attr: str
-    kind: Literal["dict", "function"]
+    kind: Literal["function"] = "function"
 
-    def message(self, imported: bool = True) -> str:
-        if self.kind == "dict":
-            what = "a plain dict"
-            how = f"{self.attr} = tool(description=..., args=..., execute=...)"
-        else:
-            what = "a plain function"
-            how = f"put @tool(description=...) above def {self.attr}"
-        text = (
-            f"`{self.attr}` is {what}, not a tool, so it was ignored: "
-            f"wrap it with tui_agent.tool(...) (from tui_agent import tool; {how})"
+    def message(self) -> str:
+        return (
+            f"`{self.attr}` is a plain function, not a tool, so it was ignored: "
+            f"wrap it with tui_agent.tool(...) (from tui_agent import tool; "
+            f"put @tool(description=...) above def {self.attr})"
         )
-        if not imported:
-            text += ". The file was not imported: it does not import tui_agent"
-        return text
 
 
 def lookalikes(stem: str, namespace: Mapping[str, Any]) -> list[Lookalike]:
-    """What a loaded tool file holds that looks like a tool and is not one, in file order.
-
-    - a dict (any ``Mapping``) with a ``"description"`` key and a callable ``"execute"`` or
-      ``"handler"``: the Dropstone page's plain-object export;
-    - a plain function defined in the file and named ``default`` or like the file, when no
-      ``tool(...)`` already takes the file's name: a forgotten ``@tool``.
+    """What a loaded tool file holds that looks like a tool and is not one, in file order:
+    a plain function defined in the file and named ``default`` or like the file, when no
+    tool already takes the file's name (a forgotten ``@tool``).
 
     Names starting with ``_`` are private and never reported; nor are other functions,
-    classes, constants, imported names, or dicts missing either key (ordinary helpers).
-    """
+    classes, constants, imported names, or dicts (a dict shaped like a tool is one)."""
     module_name = namespace.get("__name__")
-    named = any(isinstance(namespace.get(attr), ToolSpec) for attr in ("default", stem))
+    named = any(
+        isinstance(value, ToolSpec)
+        or (isinstance(value, Mapping) and _mapping_is_tool_shaped(value))
+        for value in (namespace.get("default"), namespace.get(stem))
+    )
     found: list[Lookalike] = []
     for attr, value in namespace.items():
         if attr.startswith("_") or isinstance(value, ToolSpec):
             continue
-        if isinstance(value, Mapping) and _mapping_is_tool_shaped(value):
-            found.append(Lookalike(attr, "dict"))
-        elif (
+        if (
             attr in ("default", stem)
             and not named
             and inspect.isfunction(value)
             and value.__module__ == module_name
         ):
-            found.append(Lookalike(attr, "function"))
+            found.append(Lookalike(attr))
     return found
 
 
