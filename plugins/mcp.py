@@ -1,4 +1,5 @@
-"""MCP servers as tools: ``[mcp.servers.NAME]`` in config.toml (issue 8).
+"""MCP servers as tools: ``[mcp.servers.NAME]`` in config.toml (issue 8), and a trusted
+project's ``.mcp.json`` (Claude Code's project servers, issue 26).
 
 The setup: it reads the configuration, starts a ``Fleet`` of servers, stops them in
 ``on_close`` (which a reload runs before the next setup) and registers ``/mcp``. How the servers
@@ -18,6 +19,7 @@ from tui_agent.mcp import (
     Fleet,
     Server,
     parse_spec,
+    read_mcp_json,
 )
 
 # -- the plugin ---------------------------------------------------------------------------
@@ -30,6 +32,24 @@ def mcp_setup(session: tui_agent.Session) -> None:
     if not isinstance(servers, dict):
         session.output.say("config: mcp.servers must be a table of servers", kind="error")
         servers = {}
+    servers = dict(servers)
+    # a trusted project's .mcp.json (untrusted, it is project code: skipped and counted)
+    project = session.workspace.project
+    from_project: set[str] = set()
+    mcp_json = project / ".mcp.json"
+    if session.workspace.trusted and mcp_json.is_file():
+        declared, problem = read_mcp_json(mcp_json)
+        if problem is not None:
+            session.output.say(f"config: {problem}", kind="error")
+        for name, raw in declared.items():
+            if str(name) in servers:  # config.toml wins (there it can be turned off)
+                session.output.say(
+                    f'MCP server "{name}" of {mcp_json} is not used: [mcp.servers.{name}] in '
+                    "the config has that name"
+                )
+                continue
+            servers[str(name)] = raw
+            from_project.add(str(name))
     if not servers:
         return
 
@@ -52,7 +72,11 @@ def mcp_setup(session: tui_agent.Session) -> None:
         fleet.servers[server.name] = server
         disabled = isinstance(raw, dict) and raw.get("enabled", True) is False
         try:
-            server.spec = parse_spec(server.name, raw)
+            if server.name in from_project:
+                where = f"{mcp_json}: mcpServers.{server.name}"
+                server.spec = parse_spec(server.name, raw, where, project)
+            else:
+                server.spec = parse_spec(server.name, raw)
         except ConfigError as exc:
             if not disabled:
                 server.state, server.error = "failed", str(exc)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write
+from conftest import FIXTURES, write
 
 import tui_agent
 from tui_agent import create_session
@@ -118,8 +118,36 @@ def token(ctx: Context) -> str:
     return ctx.request_context.request.headers.get("authorization", "<none>")
 
 
-mcp.run(transport="streamable-http", **ADDRESS)
+mcp.run(transport=sys.argv[2] if len(sys.argv) > 2 else "streamable-http", **ADDRESS)
 """
+
+NOISY_SERVER = '''\
+"""A stdio server that prints to stdout what is not JSON-RPC: a banner (then it works), or,
+with argv[1] == "junk", a line of text instead of every answer."""
+import json
+import sys
+
+JUNK = len(sys.argv) > 1 and sys.argv[1] == "junk"
+print("Server listening on stdio, ready!", flush=True)
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("id") is None:
+        continue
+    if JUNK:
+        print(f"handling {message['method']}...", flush=True)
+        continue
+    if message["method"] == "initialize":
+        result = {
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "noisy", "version": "1"},
+        }
+    elif message["method"] == "tools/list":
+        result = {"tools": [{"name": "hello", "inputSchema": {"type": "object"}}]}
+    else:
+        result = {"content": [{"type": "text", "text": "hello"}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+'''
 
 RAW_SERVER = '''\
 """An MCP server written against the protocol itself (JSON-RPC lines on stdin/stdout), no
@@ -151,6 +179,12 @@ def call(name, args):
             ],
             "structuredContent": {"x": args["x"]},
         }
+    if name == "t1":  # what the spec asks: the structure, and its JSON as text
+        value = {"x": args["x"], "square": args["x"] ** 2}
+        text = {"type": "text", "text": json.dumps(value)}
+        return {"content": [text], "structuredContent": value}
+    if name == "t2":  # the structure alone
+        return {"content": [], "structuredContent": {"x": args["x"]}}
     return {"content": [{"type": "text", "text": f"{name} refuses"}], "isError": True}
 
 
@@ -308,10 +342,20 @@ def free_port() -> int:
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
     """A FastMCP server over streamable HTTP on 127.0.0.1, answering before the test starts."""
-    path = write(tmp_path / "servers" / "web_server.py", HTTP_SERVER)
+    yield from web_server(tmp_path, "streamable-http")
+
+
+@pytest.fixture
+def sse_server(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """The same server over the older HTTP+SSE transport (Claude Code's type "sse")."""
+    yield from web_server(tmp_path, "sse")
+
+
+def web_server(tmp_path: Path, transport: str) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    path = write(tmp_path / "servers" / f"web_server_{transport}.py", HTTP_SERVER)
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(path), str(port)],
+        [sys.executable, str(path), str(port), transport],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -804,3 +848,249 @@ async def test_without_servers_nothing_happens_and_without_the_package_one_note(
     assert "pip install 'tui-agent[mcp]'" in note
     assert not any(name.startswith("srv_") for name in session.toolbox.tools)
     await session.close()
+
+
+# -- issue 26: Claude's names, .mcp.json, results sent once, stdout that is not JSON-RPC ----
+
+POSTHOG_MCP_JSON = FIXTURES / "mcp" / "posthog.mcp.json"
+UV_STANDIN = """#!/bin/sh
+# stands in for `uv run python SCRIPT ARGS...`: the tests' Python runs SCRIPT
+[ "$1" = run ] && [ "$2" = python ] || exit 64
+shift 2
+exec {python} "$@"
+"""
+
+
+def posthog_project(project: Path, script: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostHog's .mcp.json, verbatim, with the demo server where it points and a ``uv``
+    stand-in on PATH (see tests/fixtures/mcp/SOURCES.md)."""
+    (project / ".mcp.json").write_bytes(POSTHOG_MCP_JSON.read_bytes())
+    write(project / "tools" / "phrocs" / "mcp_server.py", script.read_text())
+    uv = write(project.parent / "bin" / "uv", UV_STANDIN.format(python=sys.executable))
+    uv.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{uv.parent}{os.pathsep}{os.environ['PATH']}")
+
+
+async def test_a_real_mcp_json_runs_in_a_trusted_project(
+    project: Path, script: Path, sessions: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's project servers: the file's server starts in the project's folder
+    (its relative script path works), its tools come with Claude's names as aliases, and
+    the model's call by either name reaches it."""
+    posthog_project(project, script, monkeypatch)
+    replies = [
+        Reply(
+            calls=[Call("phrocs_add", {"a": 2, "b": 3}), Call("mcp__phrocs__add", {"a": 1, "b": 1})]
+        ),
+        Reply("done"),
+    ]
+    with FakeOpenAI(replies) as server:
+        session = sessions(project, base_url=server.base_url, model="m", trust=True)
+        assert await session.turn("add") == "done"
+    offered = {tool["function"]["name"] for tool in server.requests[0]["tools"]}
+    assert "phrocs_add" in offered and "mcp__phrocs__add" not in offered  # aliases not sent
+    assert tool_messages(server.requests[1]) == [
+        {"output": "5", "ok": True},
+        {"output": "2", "ok": True},
+    ]
+    add = session.toolbox.tools["phrocs_add"]
+    assert add.source == "mcp:phrocs" and add.aliases == ["mcp__phrocs__add"]
+    assert session.toolbox.resolve("mcp__phrocs__norm") == "phrocs_norm"
+    table = await mcp_table(session)
+    assert "| phrocs | running | 6 | stdio uv run python tools/phrocs/mcp_server.py |" in table
+    # the server runs in the project's folder, and knows it as Claude Code tells it
+    here = await session.toolbox.run("mcp__phrocs__env", {"name": "CLAUDE_PROJECT_DIR"})
+    assert here["output"] == str(project)
+    assert not errors(session)
+
+
+async def test_an_untrusted_mcp_json_is_project_code_skipped_and_counted(
+    project: Path, script: Path, sessions: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    posthog_project(project, script, monkeypatch)
+    session = sessions(project)
+    assert session.workspace.project_code == [project / ".mcp.json"]
+    assert session.workspace.needs_trust  # the app asks the trust question for it
+    assert session.extensions.skipped == [project / ".mcp.json"]
+    assert "/mcp" not in session.commands.names
+    assert not any(name.startswith("phrocs_") for name in session.toolbox.tools)
+    done = run_cli("tools", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert "skipped untrusted project code" in done.stderr and ".mcp.json" in done.stderr
+    assert "phrocs" not in done.stdout
+    session.trust(remember=False)  # trusting loads it
+    await session.extensions.settled()
+    assert "| phrocs | running | 6 |" in await mcp_table(session)
+
+
+async def test_mcp_json_types_variables_and_mistakes(
+    project: Path,
+    script: Path,
+    sessions: Any,
+    http_server: Any,
+    sse_server: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Claude Code's documented format: ``type`` stdio, http or sse; ``${VAR}`` and
+    ``${VAR:-default}`` in command, args, env, url and headers; a missing variable without
+    a default keeps that server from starting, saying which."""
+    monkeypatch.setenv("MCP_TEST_PORT", str(http_server[0]))
+    monkeypatch.setenv("MCP_TEST_TOKEN", "t0k3n")
+    monkeypatch.delenv("MCP_TEST_UNSET", raising=False)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    write(project / "srv" / "server.py", script.read_text())
+    mcp_json = {
+        "mcpServers": {
+            "local": {
+                "type": "stdio",
+                "command": "${MCP_TEST_PYTHON:-" + sys.executable + "}",
+                "args": ["${CLAUDE_PROJECT_DIR:-.}/srv/server.py"],
+                "env": {"MODE": "${MCP_TEST_UNSET:-plain}", "TOKEN": "${MCP_TEST_TOKEN}"},
+            },
+            "web": {
+                "type": "http",
+                "url": "http://127.0.0.1:${MCP_TEST_PORT}/mcp",
+                "headers": {"Authorization": "Bearer ${MCP_TEST_TOKEN}"},
+            },
+            "events": {"type": "sse", "url": f"http://127.0.0.1:{sse_server[0]}/sse"},
+            "nokey": {"command": "node", "env": {"KEY": "${MCP_TEST_UNSET}"}},
+            "odd": {"type": "websocket", "url": "ws://127.0.0.1:1/"},
+        }
+    }
+    write(project / ".mcp.json", json.dumps(mcp_json))
+    session = sessions(project, trust=True)
+    table = await mcp_table(session)
+    assert "| local | running | 6 |" in table
+    assert (await session.toolbox.run("mcp__local__env", {"name": "MODE"}))["output"] == "plain"
+    assert (await session.toolbox.run("local_env", {"name": "TOKEN"}))["output"] == "t0k3n"
+    assert (await session.toolbox.run("mcp__web__token", {}))["output"] == "Bearer t0k3n"
+    assert f"| events | running | 2 | sse http://127.0.0.1:{sse_server[0]}/sse |" in table
+    assert (await session.toolbox.run("mcp__events__shout", {"text": "hi"}))["output"] == "HI"
+    problems = errors(session)
+    assert any(
+        '"nokey" not started' in e and "mcpServers.nokey.env.KEY: ${MCP_TEST_UNSET} is not set" in e
+        for e in problems
+    ), problems
+    assert any(
+        '"odd" not started' in e and "type must be one of stdio, http, sse" in e for e in problems
+    )
+    assert "| nokey | failed | 0 |" in table and "| odd | failed | 0 |" in table
+
+
+async def test_a_config_server_wins_over_the_mcp_json_one_of_the_same_name(
+    project: Path, script: Path, sessions: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    posthog_project(project, script, monkeypatch)
+    configure({"phrocs": stdio(script, enabled=False)})
+    session = sessions(project, trust=True)
+    assert "| phrocs | disabled | 0 |" in await mcp_table(session)
+    notes = [n.text for n in session.output.history]
+    assert any('MCP server "phrocs" of' in n and "is not used" in n for n in notes), notes
+
+
+@pytest.mark.real_permissions
+async def test_permission_rules_by_claude_names_and_patterns(
+    project: Path, script: Path, sessions: Any
+) -> None:
+    """A rule keyed by Claude's name (``mcp__srv__add``), by a pattern of names
+    (``mcp__srv__*``) or by Claude's server rule (``mcp__other``) applies to the tool;
+    its own name still counts; several applying: the strictest."""
+    configure({"srv": stdio(script), "other": stdio(script)}, allow_all=False)
+    permission = (
+        "[permission]\n"
+        '"mcp__srv__*" = "allow"\n'
+        'mcp__srv__crash = "deny"\n'
+        'srv_fail = "deny"\n'
+        'mcp__srv__big = { "*" = "allow" }\n'
+        'mcp__other = "deny"\n'
+    )
+    path = user_config_dir() / "config.toml"
+    path.write_text(permission + "\n" + path.read_text())
+    asked: list[str] = []
+
+    async def approver(request: tui_agent.ApprovalRequest) -> tui_agent.Decision:
+        asked.append(request.tool)
+        return tui_agent.Decision("deny")
+
+    replies = [
+        Reply(calls=[Call("srv_add", {"a": 1, "b": 2}), Call("mcp__srv__env", {"name": "X"})]),
+        Reply("ok"),
+    ]
+    with FakeOpenAI(replies) as server:
+        session = sessions(project, base_url=server.base_url, model="m")
+        session.approver = approver
+        assert await session.turn("go") == "ok"
+    assert asked == []  # allowed by the pattern, by either name
+    assert [m["ok"] for m in tool_messages(server.requests[1])] == [True, True]
+    offered = {tool["function"]["name"] for tool in server.requests[0]["tools"]}
+    assert {"srv_add", "srv_env", "srv_big", "read"} <= offered
+    # denied outright (by Claude's name, by the tool's own, by the server rule): not offered
+    assert not offered & {"srv_crash", "srv_fail"}
+    assert not any(name.startswith("other_") for name in offered)
+    denied = await session.toolbox.run("srv_crash", {})
+    assert denied.error == "Permission denied: srv_crash"
+    assert (await session.toolbox.run("other_add", {"a": 1, "b": 1})).error == (
+        "Permission denied: other_add"
+    )
+    await session.run_command_line("/permissions")
+    shown = session.output.history[-1].text
+    assert '| srv_add | "allow" (permission."mcp__srv__*") |' in shown
+    assert '| other_add | "deny" (permission.mcp__other) |' in shown
+
+
+async def test_structured_content_reaches_the_model_once(
+    project: Path, raw: Path, sessions: Any
+) -> None:
+    """The MCP spec asks a tool returning ``structuredContent`` to send its JSON as text
+    too: that pair is one result, sent once (the text). A structure alone is the output; a
+    structure beside text that says something else is kept beside it."""
+    configure({"raw": stdio(raw)})
+    replies = [
+        Reply(calls=[Call("raw_t1", {"x": 3}), Call("raw_t2", {"x": 4}), Call("raw_t0", {"x": 5})]),
+        Reply("done"),
+    ]
+    with FakeOpenAI(replies) as server:
+        session = sessions(project, base_url=server.base_url, model="m")
+        assert await session.turn("go") == "done"
+    mirrored, alone, different = tool_messages(server.requests[1])
+    assert mirrored == {"output": '{"x": 3, "square": 9}', "ok": True}
+    assert alone == {"output": '{"x": 4}', "ok": True}
+    assert different["structured_content"] == {"x": 5}
+    assert different["output"].startswith("x=5\n")
+
+
+async def test_stdout_that_is_not_json_rpc_is_said_with_the_line(
+    project: Path, sessions: Any, tmp_path: Path
+) -> None:
+    noisy = write(tmp_path / "servers" / "noisy.py", NOISY_SERVER)
+    configure({"junk": stdio(noisy, "junk", startup_timeout=2), "banner": stdio(noisy)})
+    session = sessions(project)
+    table = await mcp_table(session)
+    problems = errors(session)
+    [failure] = [e for e in problems if '"junk"' in e]
+    assert failure.startswith(
+        'MCP server "junk" failed to start: it wrote a line that is not JSON-RPC on stdout: '
+        '"handling initialize..."'
+    ), failure
+    assert "timed out" not in failure and "only JSON-RPC messages on stdout" in failure
+    # a banner before the protocol: the server works, the line is said once (not an error)
+    assert "| banner | running | 1 |" in table
+    assert (await session.toolbox.run("mcp__banner__hello", {}))["output"] == "hello"
+    notes = [n.text for n in session.output.history if '"banner"' in n.text]
+    assert notes == [
+        'MCP server "banner" wrote a line that is not JSON-RPC on stdout (skipped): '
+        '"Server listening on stdio, ready!"; MCP stdio servers write only JSON-RPC messages '
+        "on stdout (their logs belong on stderr)"
+    ]
+
+
+def test_stdout_that_is_not_json_rpc_leaks_no_traceback(project: Path, tmp_path: Path) -> None:
+    noisy = write(tmp_path / "servers" / "noisy.py", NOISY_SERVER)
+    configure({"junk": stdio(noisy, "junk", startup_timeout=2)})
+    done = run_cli("tools", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "Failed to parse" not in done.stderr
+    assert (
+        'tui-agent: MCP server "junk" failed to start: it wrote a line that is not JSON-RPC '
+        'on stdout: "handling initialize..."'
+    ) in done.stderr
