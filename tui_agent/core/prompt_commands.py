@@ -1,33 +1,45 @@
 """Markdown commands: prompt templates kept as ``.md`` files, run as slash commands.
 
-Users of other agents keep libraries of these (``.claude/commands/*.md``,
-``.opencode/command/*.md``); tui-agent reads them where they are, unchanged::
+Users of other agents keep libraries of these (``~/.claude/commands/*.md``,
+``.claude/commands/*.md``, ``~/.config/opencode/command(s)/*.md``,
+``.opencode/command(s)/*.md``); tui-agent reads them where they are, unchanged::
 
     ---
     description: Review a file for bugs
     argument-hint: FILE [FOCUS]
     ---
-    Review @$1 for bugs, focusing on $2. The current diff:
-    !`git diff -- $1`
+    Review @$0 for bugs, focusing on $1. The current diff:
+    !`git diff -- $0`
 
 The file name is the command's name (``review.md`` → ``/review``; a sub-folder gives
 ``git/commit.md`` → ``/git:commit``). Front matter is optional; ``description`` and
 ``argument-hint`` are read, every other key (Claude's ``allowed-tools``, ``model``) is
-ignored. The body is the prompt, with:
+ignored. A file may take the name of a bundled command (``help.md``), as opencode lets
+it; a plugin's command keeps its name. The body is the prompt, with the arguments put in
+by the rules of the agent whose folder it is in (``Place.dialect``):
 
-- ``$ARGUMENTS``: everything typed after the command; ``$1`` … ``$9``: its words, split as
-  a shell would (``shlex``). In a ``!`` command ``$1`` … ``$9`` are quoted for the shell,
-  ``$ARGUMENTS`` is put in as typed. Arguments given to a template that uses neither are
-  added at its end, so nothing typed is lost.
+- Claude Code's (its folders and ours): ``$ARGUMENTS`` everything typed; ``$ARGUMENTS[N]``
+  and ``$N`` the word at index N from 0, split as a shell would (``shlex``); a ``$N`` past
+  the last word is kept as written; with no placeholder, ``ARGUMENTS: …`` is added.
+- opencode's: ``$1``… the words from 1, the highest one used taking the rest;
+  ``$ARGUMENTS`` everything typed; with neither, the arguments follow a blank line.
+
+In a command every argument is quoted for the shell (``$ARGUMENTS`` as its words, each
+quoted), so nothing typed ever becomes shell syntax, and the commands are found in the
+file before any argument goes in.
+
 - ``@path``: the file attached as a typed prompt's ``@path`` is (``mentions.py``: the
   same rules, caps and errors), the user's own ``@path`` arguments too.
 - ``!`command```: the command's standard output, from ``bash -c`` in the session's
   folder (``COMMAND_TIMEOUT`` seconds at most; long output keeps its end, as ``execute``
-  does). No approval is asked: these are the user's own files, and a project's are read
-  only when the project is trusted.
+  does). It is a command only outside inline code, at the start of a line or after a
+  space or punctuation (`` `!` `` in prose is text). A ```` ```! ```` fenced block is one
+  script run so; nothing in another fenced block runs. No approval is asked: these are
+  the user's own files, and a project's are read only when the project is trusted.
 
 Anything that goes wrong while expanding (a missing file, a command that fails or times
-out) raises ``TemplateError`` naming the file; nothing is sent then.
+out) raises ``TemplateError`` naming the file; nothing is sent then. In an opencode
+folder a command that fails puts in what it printed, as opencode does.
 """
 
 from __future__ import annotations
