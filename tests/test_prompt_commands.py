@@ -870,3 +870,16 @@ def test_headless_run_stops_when_a_commands_prompt_cannot_be_made(project: Path)
             "failed with exit status 3: oops. Nothing was sent." in done.stderr
         )
         assert server.requests == []
+
+
+def test_headless_run_json_says_which_command_ran(project: Path) -> None:
+    import json
+
+    with FakeOpenAI([Reply("never")]) as server:
+        done = run_cli("run", "--json", "/clear", cwd=project, server=server)
+
+        assert done.returncode == 0, done.stderr
+        events = [json.loads(line) for line in done.stdout.splitlines()]
+        assert events[0] == {"type": "command", "name": "clear", "arguments": ""}
+        assert {"type": "note", "kind": None, "text": "Conversation cleared."} in events
+        assert server.requests == []
