@@ -1094,3 +1094,18 @@ def test_stdout_that_is_not_json_rpc_leaks_no_traceback(project: Path, tmp_path:
         'tui-agent: MCP server "junk" failed to start: it wrote a line that is not JSON-RPC '
         'on stdout: "handling initialize..."'
     ) in done.stderr
+
+
+async def test_mcp_json_at_the_top_of_the_repository_serves_its_subfolders(
+    project: Path, script: Path, sessions: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As Claude Code finds a project's ``.mcp.json`` from a folder inside it: the folder
+    holding it is the project (its trust, its folder for the server)."""
+    posthog_project(project, script, monkeypatch)
+    inside = project / "src" / "app"
+    inside.mkdir(parents=True)
+    session = sessions(inside, trust=True)
+    assert session.workspace.project == project
+    assert "| phrocs | running | 6 |" in await mcp_table(session)
+    here = await session.toolbox.run("mcp__phrocs__env", {"name": "CLAUDE_PROJECT_DIR"})
+    assert here["output"] == str(project)

@@ -103,6 +103,8 @@ def project_root(directory: Path, worktree: Path) -> Path:
             continue
         if any((candidate / marker).is_dir() for marker in PROJECT_MARKERS):
             return candidate
+        if (candidate / ".mcp.json").is_file():  # Claude Code's project MCP servers
+            return candidate
     return directory
 
 
