@@ -104,6 +104,8 @@ def mcp_setup(session: tui_agent.Session) -> None:
             spec = server.spec
             transport = spec.transport if spec is not None else ""
             details = server.error or server.info or ""
+            if spec is not None and spec.origin:
+                details = f"{details} (from {spec.origin})".strip()
             cells = [server.name, server.state, str(len(server.tools)), transport, details]
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         return "\n".join(lines)

@@ -898,6 +898,7 @@ async def test_a_real_mcp_json_runs_in_a_trusted_project(
     assert session.toolbox.resolve("mcp__phrocs__norm") == "phrocs_norm"
     table = await mcp_table(session)
     assert "| phrocs | running | 6 | stdio uv run python tools/phrocs/mcp_server.py |" in table
+    assert f"(from {project / '.mcp.json'}) |" in table  # /mcp says where it comes from
     # the server runs in the project's folder, and knows it as Claude Code tells it
     here = await session.toolbox.run("mcp__phrocs__env", {"name": "CLAUDE_PROJECT_DIR"})
     assert here["output"] == str(project)

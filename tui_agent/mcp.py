@@ -1,9 +1,12 @@
 """The MCP client the bundled ``mcp`` plugin is built on: ``[mcp.servers.NAME]`` in
 config.toml (issue 8). Public, so the plugin (``plugins/mcp.py``) uses only the public API.
 
-Each configured server is started with the ``mcp`` package (``pip install
-'tui-agent[mcp]'``), its tools are listed and added to the toolbox as ``<server>_<tool>``
-with their input schemas and the source ``mcp:NAME``. Calls go through the toolbox like
+Each configured server (``[mcp.servers.NAME]``, or a trusted project's ``.mcp.json`` in
+Claude Code's format: ``parse_spec``, ``read_mcp_json``) is started with the ``mcp``
+package (``pip install 'tui-agent[mcp]'``), its tools are listed and added to the toolbox
+as ``<server>_<tool>`` with their input schemas and the source ``mcp:NAME``, and with
+Claude Code's name ``mcp__<server>__<tool>`` as an alias (``claude_name``: permission
+rules, hook matchers and hook payloads use it). Calls go through the toolbox like
 any other tool (validation, every hook, the permission hook); results become Results,
 long text keeps its tail like ``execute``.
 
