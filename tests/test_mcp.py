@@ -1110,3 +1110,40 @@ async def test_mcp_json_at_the_top_of_the_repository_serves_its_subfolders(
     assert "| phrocs | running | 6 |" in await mcp_table(session)
     here = await session.toolbox.run("mcp__phrocs__env", {"name": "CLAUDE_PROJECT_DIR"})
     assert here["output"] == str(project)
+
+
+async def test_a_claude_hook_matcher_on_mcp_names_fires_for_a_real_server(
+    project: Path, script: Path, sessions: Any, tmp_path: Path
+) -> None:
+    """A hook written for Claude Code (``matcher = "mcp__srv__.*"``) sees the MCP tool by
+    Claude's name, on a real server's tool, and can refuse the call."""
+    configure({"srv": stdio(script)})
+    seen = tmp_path / "seen.jsonl"
+    guard = write(
+        tmp_path / "guard.py",
+        "import json, sys\n"
+        "data = json.load(sys.stdin)\n"
+        f"open({str(seen)!r}, 'a').write(json.dumps(data) + '\\n')\n"
+        "if data['tool_input'].get('a') == 13:\n"
+        "    print('no thirteens', file=sys.stderr)\n"
+        "    sys.exit(2)\n",
+    )
+    path = user_config_dir() / "config.toml"
+    path.write_text(
+        path.read_text()
+        + '\n[[hooks.PreToolUse]]\nmatcher = "mcp__srv__.*"\n'
+        + f"command = {json.dumps(f'{sys.executable} {guard}')}\n"
+    )
+    replies = [
+        Reply(calls=[Call("srv_add", {"a": 1, "b": 2}), Call("srv_add", {"a": 13, "b": 0})]),
+        Reply("ok"),
+    ]
+    with FakeOpenAI(replies) as server:
+        session = sessions(project, base_url=server.base_url, model="m")
+        assert await session.turn("go") == "ok"
+    payloads = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert [p["tool_name"] for p in payloads] == ["mcp__srv__add", "mcp__srv__add"]
+    assert payloads[0]["tool_input"] == {"a": 1, "b": 2}
+    done, refused = tool_messages(server.requests[1])
+    assert done == {"output": "3", "ok": True}
+    assert refused["ok"] is False and "no thirteens" in refused["error"]
