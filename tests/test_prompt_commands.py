@@ -883,3 +883,11 @@ def test_headless_run_json_says_which_command_ran(project: Path) -> None:
         assert events[0] == {"type": "command", "name": "clear", "arguments": ""}
         assert {"type": "note", "kind": None, "text": "Conversation cleared."} in events
         assert server.requests == []
+
+
+async def test_a_project_in_the_home_folder_reads_each_file_once(project: Path) -> None:
+    copy_fixture(CLAUDE_FILES / "commit.md", home() / ".claude" / "commands" / "commit.md")
+    session = create_session(home(), trust=True)
+
+    assert dict(session.commands)["/commit"] == "Create a git commit (.claude)"
+    assert [n for n in notes(session) if "has the same name" in n] == []

@@ -629,8 +629,13 @@ def load(session: Session, report: LoadReport, project: Path | None) -> list[Tem
     places = [*(project_places(project) if project is not None else []), *user_places()]
     chosen: dict[str, Template] = {}
     hidden: list[tuple[Template, Template]] = []
+    seen: set[Path] = set()  # a project in the home folder: ~/.claude is both
     for place in places:
         for file in command_files(place.path):
+            real = file.resolve()
+            if real in seen:
+                continue
+            seen.add(real)
             try:
                 template = read(place, file)
             except (OSError, UnicodeDecodeError, ValueError) as exc:
