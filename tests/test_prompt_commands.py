@@ -886,8 +886,12 @@ def test_headless_run_json_says_which_command_ran(project: Path) -> None:
 
 
 async def test_a_project_in_the_home_folder_reads_each_file_once(project: Path) -> None:
+    # the home folder as the project: ~/.claude/commands is its .claude/commands too
     copy_fixture(CLAUDE_FILES / "commit.md", home() / ".claude" / "commands" / "commit.md")
+    source = OPENCODE_FILES / "review-uncommitted.md"
+    copy_fixture(source, home() / ".config" / "opencode" / "command" / "review-uncommitted.md")
     session = create_session(home(), trust=True)
 
     assert dict(session.commands)["/commit"] == "Create a git commit (.claude)"
+    assert dict(session.commands)["/review-uncommitted"].endswith("(~/.config/opencode)")
     assert [n for n in notes(session) if "has the same name" in n] == []
