@@ -8,6 +8,7 @@ testing kit's server, and the real app under Pilot."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 from pathlib import Path
 
@@ -643,7 +644,7 @@ async def test_an_opencode_file_with_shell_examples_in_its_prose_is_sent_as_open
     bin_folder = tmp_path / "bin"
     fake_npm = write(bin_folder / "npm", "#!/bin/sh\necho fake npm $1\n")
     fake_npm.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_folder}:{Path('/usr/bin')}:{Path('/bin')}")
+    monkeypatch.setenv("PATH", f"{bin_folder}:{os.environ['PATH']}")
     source = OPENCODE_FILES / "review_command.md"
     copy_fixture(source, home() / ".config" / "opencode" / "commands" / "review_command.md")
     async with FakeOpenAI([Reply("Reviewed.")]) as server:
@@ -805,7 +806,6 @@ async def test_help_marks_a_command_that_replaces_a_bundled_one(project: Path) -
 def run_cli(
     *args: str, cwd: Path, server: FakeOpenAI | None = None, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    import os
     import sys
 
     argv = [sys.executable, "-m", "tui_agent", *args]
