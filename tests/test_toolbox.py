@@ -748,3 +748,213 @@ async def test_arguments_that_are_not_an_object_are_announced_as_text() -> None:
     result = await toolbox.run("t", [1, 2])  # type: ignore[arg-type]
     assert not result.ok
     assert (started[0].args, started[0].arguments) == (None, "[1, 2]")
+
+
+# -- issue 26: sync code calls toolbox.run and gets a Result (elelem's command block) -------
+
+# elelem's setup block, typed literally in Python: its /wc command is a plain (sync)
+# function that calls session.toolbox.run(...) and uses the Result at once
+ELELEM_WC = """
+import os, re
+from pathlib import Path
+import tui_agent
+
+@tui_agent.setup("wc")
+def wc(session):
+    @session.toolbox.add("wc",
+                         description="Count lines, words, and bytes in a file",
+                         params={"path": {"type": "string", "description": "File to count"}},
+                         required=["path"],
+                         aliases=["count"])
+    def count(args):
+        path = Path(args["path"])
+        if not path.is_file():
+            return {"error": f"not found: {path}"}
+        text = path.read_text()
+        return {"lines": len(text.splitlines()), "words": len(text.split()),
+                "bytes": len(text.encode())}
+
+    @session.toolbox.before("execute")
+    def refuse_rm(args):
+        if re.search(r"\\brm\\b", args["command"]):
+            raise RuntimeError("refusing to run rm")
+
+    @session.commands.register("wc", description="Count a file",
+                               completions=lambda: sorted(os.listdir()))
+    def wc_command(path):
+        session.output.say(repr(session.toolbox.run("wc", {"path": path or ""}).to_dict()))
+
+    # "A tool can call another tool through toolbox.run": here from a sync handler
+    @session.toolbox.add("wc_total", description="Lines in several files",
+                         params={"paths": {"type": "array", "items": {"type": "string"}}})
+    def total(args):
+        return {"lines": sum(session.toolbox.run("wc", {"path": p})["lines"]
+                             for p in args["paths"])}
+"""
+
+
+def said(session: Any) -> list[str]:
+    return [note.text for note in session.output.history]
+
+
+async def test_elelem_sync_command_calls_toolbox_run_through_the_real_agent(
+    project: Path,
+) -> None:
+    import json
+
+    from tui_agent.testing import Call, FakeOpenAI, Reply
+
+    write(project / ".agents" / "plugins" / "wc.py", ELELEM_WC)
+    readme = write(project / "README.md", "a\nb c\n")
+    script = [
+        Reply(calls=[Call("wc_total", {"paths": [str(readme), str(readme)]})]),
+        Reply("four lines"),
+    ]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url, trust=True, yes=True)
+        assert session.extensions.problems == []
+        assert await session.run_command_line(f"/wc {readme}")
+        assert await session.run_command_line("/wc nope")
+        assert await session.turn("count twice") == "four lines"
+    notes = said(session)
+    assert "{'lines': 2, 'words': 3, 'bytes': 6, 'ok': True}" in notes
+    assert "{'error': 'not found: nope', 'ok': False}" in notes
+    assert not [n for n in notes if n.startswith("error:")]
+    results = [
+        json.loads(m["content"]) for m in session.conversation.messages if m["role"] == "tool"
+    ]
+    assert results == [{"lines": 4, "ok": True}]
+
+
+async def test_a_sync_call_on_the_loop_thread_runs_on_a_loop_of_its_own() -> None:
+    """A sync hook runs on the event loop's thread: its toolbox.run runs the call in a
+    worker thread on a loop of its own (the held loop waits), and hooks still run."""
+    from tui_agent.core.toolbox import ToolRun, held_loop
+
+    main_loop = asyncio.get_running_loop()
+    toolbox = Toolbox()
+    seen: dict[str, Any] = {}
+
+    @toolbox.add("inner")
+    async def inner(args: dict[str, Any]) -> dict[str, Any]:
+        seen["thread"] = threading.get_ident()
+        seen["held"] = held_loop()
+        seen["loop"] = asyncio.get_running_loop()
+        return {"x": 1}
+
+    @toolbox.before("inner")
+    def inner_hook(args: dict[str, Any]) -> None:
+        seen["hooked"] = True
+
+    @toolbox.add("outer")
+    async def outer(args: dict[str, Any]) -> dict[str, Any]:
+        return {"ok_outer": True}
+
+    @toolbox.before("outer")
+    def sync_hook(args: dict[str, Any]) -> None:
+        result = toolbox.run("inner", {})
+        seen["result"] = result
+        seen["hook_thread"] = threading.get_ident()
+
+    result = await toolbox.run("outer", {})
+    assert result.ok, result
+    inner_result = seen["result"]
+    assert isinstance(inner_result, ToolRun)
+    assert inner_result.to_dict() == {"x": 1, "ok": True}
+    assert inner_result.ok and inner_result["x"] == 1
+    assert seen["hooked"] is True
+    assert seen["hook_thread"] == threading.get_ident()  # the hook: on the loop's thread
+    assert seen["thread"] != threading.get_ident()  # the call: in a worker thread
+    assert seen["held"] is main_loop and seen["loop"] is not main_loop
+    assert held_loop() is None
+
+
+async def test_a_sync_handler_calls_toolbox_run_on_the_free_loop() -> None:
+    """A sync handler runs in a worker thread: its toolbox.run runs the call on the loop
+    that started the handler, which is free, as if awaited there."""
+    main_loop = asyncio.get_running_loop()
+    toolbox = Toolbox()
+    seen: dict[str, Any] = {}
+
+    @toolbox.add("inner")
+    async def inner(args: dict[str, Any]) -> dict[str, Any]:
+        seen["loop"] = asyncio.get_running_loop()
+        return {"n": args["n"] * 2}
+
+    @toolbox.add("outer")
+    def outer(args: dict[str, Any]) -> dict[str, Any]:
+        seen["thread"] = threading.get_ident()
+        return {"total": sum(toolbox.run("inner", {"n": n})["n"] for n in (1, 2, 3))}
+
+    assert (await toolbox.run("outer", {})).to_dict() == {"total": 12, "ok": True}
+    assert seen["loop"] is main_loop and seen["thread"] != threading.get_ident()
+
+    # async callers still get a coroutine: awaited, gathered, made a task
+    import inspect
+
+    call = toolbox.run("inner", {"n": 1})
+    assert inspect.iscoroutine(call)
+    assert (await call)["n"] == 2
+    results = await asyncio.gather(*(toolbox.run("inner", {"n": n}) for n in range(3)))
+    assert [r["n"] for r in results] == [0, 2, 4]
+    assert (await asyncio.create_task(toolbox.run("inner", {"n": 5})))["n"] == 10
+
+
+@pytest.mark.real_permissions
+async def test_a_sync_command_cannot_open_a_dialog_while_it_holds_the_loop(
+    project: Path,
+) -> None:
+    """The app's approver needs the app's loop; a sync command holding it gets a refusal
+    that says why (no deadlock). The same command written async gets the dialog."""
+    from tui_agent import Decision
+
+    write(project / ".agents" / "plugins" / "wc.py", ELELEM_WC)
+    readme = write(project / "README.md", "a\nb c\n")
+    session = create_session(project, trust=True)
+    main_loop = asyncio.get_running_loop()
+    asked: list[str] = []
+
+    async def dialog(request: Any) -> Any:  # answered on the app's loop, as the app's is
+        asked.append(request.tool)
+        answer = asyncio.run_coroutine_threadsafe(asyncio.sleep(0, Decision("once")), main_loop)
+        return await asyncio.wrap_future(answer)
+
+    session.approver = dialog
+    await asyncio.wait_for(session.run_command_line(f"/wc {readme}"), 20)
+    [note] = [n for n in said(session) if "'ok': False" in n]
+    assert "wc needs approval, and no dialog can open while sync code holds" in note
+    assert asked == []
+
+    @session.commands.register("awc")
+    async def awc(path: str | None) -> None:
+        session.output.say(repr((await session.toolbox.run("wc", {"path": path})).to_dict()))
+
+    await session.run_command_line(f"/awc {readme}")
+    assert asked == ["wc"]
+    assert said(session)[-1] == "{'lines': 2, 'words': 3, 'bytes': 6, 'ok': True}"
+
+
+def test_sync_code_without_a_loop_gets_a_result_and_the_async_forms_still_work() -> None:
+    toolbox = Toolbox()
+    loops: list[Any] = []
+
+    @toolbox.add("t")
+    async def t(args: dict[str, Any]) -> dict[str, Any]:
+        loops.append(asyncio.get_running_loop())
+        return {"x": args.get("x", 0)}
+
+    # a plain thread: the Result at first use
+    out: list[Any] = []
+    thread = threading.Thread(target=lambda: out.append(toolbox.run("t", {"x": 1}).to_dict()))
+    thread.start()
+    thread.join(20)
+    assert out == [{"x": 1, "ok": True}]
+    assert toolbox.run("t", {"x": 2})["x"] == 2
+    # what scripts wrote for the async form: the loop given runs the call
+    assert asyncio.run(toolbox.run("t", {"x": 3})).to_dict() == {"x": 3, "ok": True}
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(toolbox.run("t", {"x": 4}))["x"] == 4
+        assert loops[-1] is loop
+    finally:
+        loop.close()

@@ -46,7 +46,7 @@ from .output import Output
 from .permissions import MODES
 from .plugins import LoadReport
 from .providers import Provider
-from .toolbox import Toolbox, ToolboxEvent
+from .toolbox import Toolbox, ToolboxEvent, held_loop
 from .transcript import Transcript
 from .undo import Checkpoints, load_from
 from .user_shell import ShellRun
@@ -109,6 +109,7 @@ class Session:
         self.commands.listen(lambda: self.events.emit(CommandsChanged()))
         # without a person to ask (the app replaces it with its dialog): allow-all allows
         self.approver: Approver = lambda request: headless_approver(self.yes)(request)
+        self._unattended = self.approver  # needs no event loop of its own
         # the app's picker (``choose``); None where nobody can pick (headless runs)
         self.chooser: Callable[[str, list[str]], Awaitable[str | None]] | None = None
         self.transcript = Transcript(self.id, self.directory, self._journal_failed)
@@ -258,15 +259,28 @@ class Session:
     # -- approvals --------------------------------------------------------------------------
 
     async def ask(self, request: ApprovalRequest) -> Decision:
-        """Ask the user (the TUI's dialog, or the headless policy) about one tool call."""
+        """Ask the user (the TUI's dialog, or the headless policy) about one tool call.
+
+        A call that sync code made on the event loop's own thread (``toolbox.run`` from a
+        sync command or hook) runs while that loop waits for it, so no dialog can open:
+        refused at once, saying why, instead of waiting forever."""
+        if self.approver is not self._unattended and held_loop() is not None:
+            from .errors import PermissionDenied
+
+            raise PermissionDenied(
+                f"Permission denied: {request.tool} needs approval, and no dialog can open "
+                "while sync code holds the app's event loop (toolbox.run(...) called from a "
+                "sync command or hook): make it `async def` and `await "
+                f"session.toolbox.run(...)`, or allow {request.tool} in [permission]"
+            )
         return await self.approver(request)
 
     async def choose(self, title: str, options: Sequence[str]) -> str | None:
         """Let the user pick one of ``options`` (the app shows a list under ``title``): the
         option picked, or None when it was dismissed or nobody can pick (headless runs;
         say what to type instead there)."""
-        if self.chooser is None or not options:
-            return None
+        if self.chooser is None or not options or held_loop() is not None:
+            return None  # nobody to pick, or sync code holds the loop the picker needs
         return await self.chooser(title, list(options))
 
     # -- conversation -----------------------------------------------------------------------
