@@ -958,3 +958,26 @@ def test_sync_code_without_a_loop_gets_a_result_and_the_async_forms_still_work()
         assert loops[-1] is loop
     finally:
         loop.close()
+
+
+@pytest.mark.real_permissions
+async def test_elelem_sync_command_in_the_app(project: Path) -> None:
+    """In the real app (Pilot): the sync /wc of elelem's block shows its Result; when wc
+    needs approval, the chat says why no dialog could open, and the app keeps running."""
+    from tui_agent.testing import run_app, send, wait_for, wait_for_text
+    from tui_agent.ui.approval import ApprovalScreen
+
+    write(project / ".agents" / "plugins" / "wc.py", ELELEM_WC)
+    readme = write(project / "README.md", "a\nb c\n")
+    session = create_session(project, trust=True)
+    async with run_app(session) as pilot:
+        await wait_for(pilot, lambda: session.extensions.loaded)
+        await send(pilot, f"/wc {readme}")
+        await wait_for_text(pilot, "no dialog can open while sync code holds", timeout=10)
+        assert not isinstance(pilot.app.screen, ApprovalScreen)
+        write(project / ".tui-agent" / "config.toml", '[permission]\nwc = "allow"\n')
+        await send(pilot, "/reload")
+        await wait_for(pilot, lambda: session.extensions.loaded)
+        await send(pilot, f"/wc {readme}")
+        await wait_for_text(pilot, "{'lines': 2, 'words': 3, 'bytes': 6, 'ok': True}", timeout=10)
+    session.transcript.journal.close()
