@@ -315,6 +315,7 @@ async def test_every_tool_reaches_hooks_under_claudes_name_and_field_names(
     session = session_for(project, fake_openai)
     await session.turn("go")
     got = [(entry["tool_name"], entry["tool_input"]) for entry in recorded(log)]
+    assert {entry["permission_mode"] for entry in recorded(log)} == {"default"}  # "ask"
     src = f"{project}/src"
     assert got == [
         ("Read", {"file_path": f"{src}/../src/a.py", "offset": 2, "limit": 1}),

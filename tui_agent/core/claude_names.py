@@ -31,6 +31,9 @@ CLAUDE_TOOL_NAMES = {
     "Glob": "glob",
     "Grep": "grep",
     "LS": "list",
+    "WebFetch": "webfetch",
+    "Task": "task",
+    "TodoWrite": "todowrite",
 }
 CLAUDE_NAME = {
     "execute": "Bash",
@@ -40,6 +43,10 @@ CLAUDE_NAME = {
     "glob": "Glob",
     "grep": "Grep",
     "list": "LS",
+    # none is built in; a plugin's or a tool file's, named as opencode names them
+    "webfetch": "WebFetch",
+    "task": "Task",
+    "todowrite": "TodoWrite",
 }
 MCP_PREFIX = "mcp__"
 # ours → Claude's, per tool, for the fields that are only renamed
@@ -226,7 +233,7 @@ def rule_problem(rule: Any) -> str | None:
     if pattern is not None and name.startswith(MCP_PREFIX):
         return f"an MCP rule takes no pattern: {rule!r}"
     if pattern is not None and name in ("WebFetch", "WebSearch", "Task", "Agent"):
-        return f"{name}(...) rules are not decided here (no such tool): {rule!r}"
+        return f"{name}(...) rules are not decided here: {rule!r}"
     return None
 
 

@@ -3,8 +3,8 @@ so hook scripts written for Claude Code work here unchanged.
 
 Where they come from, read on every load in this order (each hook keeps its file):
 ``<user config dir>/config.toml`` (``[[hooks.PreToolUse]]`` tables), the Claude Code
-plugins in the user's plugin folders (``<folder>/<plugin>/hooks/hooks.json``), and in a
-trusted project only its ``.tui-agent/config.toml``, ``.tui-agent/hooks.json``,
+plugins in the user's plugin folders (``<folder>/<plugin>/hooks/hooks.json``, by folder
+name), and in a trusted project only its ``.tui-agent/config.toml``, ``.tui-agent/hooks.json``,
 ``.claude/settings.json`` and ``.claude/settings.local.json`` (their ``hooks`` section),
 then the plugins in its ``.agents/plugins/``. Each file may use the flat shape
 (``matcher``, ``command``, ``timeout`` in one table) or Claude's nested one (``matcher``
@@ -69,6 +69,13 @@ log = logging.getLogger("tui_agent.command_hooks")
 EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 DEFAULT_TIMEOUT = 60.0
+# our permission modes under Claude's names (the hooks' permission_mode)
+PERMISSION_MODES = {
+    "ask": "default",
+    "auto-edit": "acceptEdits",
+    "plan": "plan",
+    "allow-all": "bypassPermissions",
+}
 SHAPE = (
     "a table of hook events, each an array of tables with a command and optional matcher "
     'and timeout ([[hooks.PreToolUse]] command = "./guard.sh")'
@@ -280,7 +287,7 @@ def _json_hooks(path: Path) -> tuple[Any, str | None]:
         return None, f"not valid JSON: {exc}"
     if not isinstance(data, dict):
         return None, "must hold a JSON object"
-    if path.name == "hooks.json" and not isinstance(data.get("hooks"), dict):
+    if path.name == "hooks.json" and "hooks" not in data:
         return data, None
     return data.get("hooks", {}), None
 
@@ -288,33 +295,26 @@ def _json_hooks(path: Path) -> tuple[Any, str | None]:
 def load(workspace: Workspace) -> HookSet:
     """Every hook in force for this workspace (see the module's docstring for where)."""
     found = HookSet()
-    tables: list[tuple[Path, Any]] = []
-    config_files = [config_module.user_config_file()]
-    if workspace.trusted:
-        config_files.append(workspace.config_file)
-    for file in config_files:
-        if not file.is_file():
-            continue
-        try:
-            data = config_module.read_toml(file)
-        except (OSError, ValueError):
-            continue  # the load reports the file already
-        if "hooks" in data and valid_table(data["hooks"]):  # else reported as a setting
-            tables.append((file, data["hooks"]))
+    files = [config_module.user_config_file()]
     for folder in _user_plugins():
-        tables += [(file, None) for file in plugin_files(folder)]
-    json_files = project_files(workspace.project)
-    if not workspace.trusted:
-        found.skipped = json_files
-        json_files = []
-    for file in json_files:
-        table, problem = _json_hooks(file)
-        if problem is not None:
-            found.problems.append(LoadProblem(str(file), problem))
-            continue
-        tables.append((file, table))
-    for file, table in tables:
-        if table is None:  # a user plugin's hooks.json
+        files += plugin_files(folder)
+    project = project_files(workspace.project)
+    if workspace.trusted:
+        files += [workspace.config_file, *project]
+    else:
+        found.skipped = project
+    for file in files:
+        if file.suffix == ".toml":
+            if not file.is_file():
+                continue
+            try:
+                data = config_module.read_toml(file)
+            except (OSError, ValueError):
+                continue  # the load reports the file already
+            if "hooks" not in data or not valid_table(data["hooks"]):
+                continue  # none, or reported as a setting
+            table = data["hooks"]
+        else:
             table, problem = _json_hooks(file)
             if problem is not None:
                 found.problems.append(LoadProblem(str(file), problem))
@@ -440,6 +440,7 @@ class Engine:
             "session_id": session.id,
             "transcript_path": str(self._transcript()),
             "cwd": str(session.directory),
+            "permission_mode": PERMISSION_MODES.get(session.mode, session.mode),
             "hook_event_name": event,
             **fields,
         }
