@@ -1,5 +1,6 @@
 """``/hooks``: the command hooks in force (``tui_agent.command_hooks``), each with its event,
-matcher, command, timeout and the file it came from, and the project files left out."""
+matcher (and ``"if"``), command, timeout and the file it came from, and the project files
+left out."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ def hooks(session: tui_agent.Session) -> None:
             ]
             for hook in sorted(found.hooks, key=lambda h: order[h.event]):
                 matcher = f"`{_cell(hook.matcher)}`" if hook.matcher not in ("", "*") else "all"
+                if hook.condition:  # its "if" (Claude's permission-rule syntax)
+                    matcher += f" if `{_cell(hook.condition)}`"
                 lines.append(
                     f"| {hook.event} | {matcher} | `{_cell(hook.command)}` | "
                     f"{hook.timeout:g} s | {_cell(shown(hook.source))} |"
@@ -47,7 +50,8 @@ def hooks(session: tui_agent.Session) -> None:
         else:
             lines.append(
                 "No command hooks. Add `[[hooks.PreToolUse]]` tables to config.toml, or a "
-                "project's `.tui-agent/hooks.json` or `.claude/settings.json` (see the README, "
+                "project's `.tui-agent/hooks.json` or `.claude/settings.json`, or put a Claude "
+                "Code plugin's folder in a plugin folder (see the README, "
                 '"Command hooks").'
             )
         if found.skipped:
