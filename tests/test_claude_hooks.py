@@ -583,3 +583,34 @@ async def test_transcript_path_is_a_claude_transcript_kept_in_step(
     assert {e["sessionId"] for e in second} == {session.id}
     last = [line for line in second_text.splitlines() if '"role":"assistant"' in line][-1]
     assert json.loads(last)["message"]["content"] == [{"type": "text", "text": "second answer"}]
+
+
+@pytest.mark.parametrize(
+    ("rule", "tool", "sent", "fits"),
+    [
+        ("Bash", "execute", {"command": "ls"}, True),
+        ("Bash(npm run test:*)", "execute", {"command": "npm run test -- -k x"}, True),
+        ("Bash(npm run test:*)", "execute", {"command": "npm run lint"}, False),
+        ("Bash(git * main)", "execute", {"command": "git push origin main"}, True),
+        ("Bash(ls *)", "execute", {"command": "lsof"}, False),
+        ("Bash(rm -rf build)", "execute", {"command": "rm -rf build"}, True),
+        ("execute(git commit:*)", "execute", {"command": "git commit"}, True),
+        ("Edit(*.ts)", "edit", {"file_path": "/p/src/deep/a.ts"}, True),
+        ("Edit(src/**)", "edit", {"file_path": "/p/src/deep/a.py"}, True),
+        ("Edit(src/**)", "edit", {"file_path": "/p/lib/a.py"}, False),
+        ("Read(//etc/**)", "read", {"file_path": "/etc/passwd"}, True),
+        ("Write(*.ts)", "edit", {"file_path": "/p/a.ts"}, False),  # another tool
+        ("Read", "glob", {"pattern": "*"}, False),
+        ("mcp__git", "git_git_status", {}, True),
+        ("mcp__git__git_status", "git_git_status", {}, True),
+        ("mcp__github", "git_git_status", {}, False),
+    ],
+)
+def test_if_rules_follow_claudes_permission_rule_syntax(
+    rule: str, tool: str, sent: dict[str, Any], fits: bool
+) -> None:
+    from tui_agent.core.claude_names import claude_name, rule_matches, rule_problem
+
+    assert rule_problem(rule) is None
+    claude = claude_name(tool, sent, ["mcp__git__git_status"] if tool.startswith("git_") else [])
+    assert rule_matches(rule, tool, claude, sent, Path("/p")) is fits
