@@ -380,8 +380,9 @@ def _must_finish() -> bool:
 
 
 def _on_own_loop(call: Coroutine[Any, Any, Result]) -> Result:
-    """``call`` on a new event loop in this thread (no loop runs here), closed after."""
-    with asyncio.Runner() as runner:
+    """``call`` on a new event loop in this thread (no loop runs here), closed after. The
+    thread's current loop (``asyncio.set_event_loop``) is left as it was."""
+    with asyncio.Runner(loop_factory=asyncio.new_event_loop) as runner:
         return runner.run(call)
 
 
