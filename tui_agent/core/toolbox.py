@@ -657,8 +657,9 @@ class Toolbox:
         end and returns its ``Result``, as elelem's does (a ``ToolRun``: see there, and
         ``finish`` for where the call runs)."""
         call = self._run(name, args, context)
-        if _awaiting(sys._getframe(1)):
-            return cast(ToolRun, call)
+        caller = sys._getframe(1)
+        if caller.f_code.co_flags & _AWAITING or _awaiting(caller):  # the first: fast path
+            return call  # type: ignore[return-value]
         return ToolRun(call, now=_must_finish())
 
     async def _run(
