@@ -2025,7 +2025,14 @@ export default tool({
 
 
 @pytest.mark.parametrize(
-    "where", [".opencode/tool", ".opencode/tools", ".tui-agent/tools", ".tui-agent/tool"]
+    "where",
+    [
+        ".opencode/tool",
+        ".opencode/tools",
+        ".dropstone/tools",
+        ".tui-agent/tools",
+        ".tui-agent/tool",
+    ],
 )
 async def test_typescript_tool_files_say_once_that_tools_here_are_python(
     project: Path, where: str

@@ -348,9 +348,9 @@ def load_tool_files(session: Session, folders: Iterable[Folder], report: LoadRep
 
 
 def _note_scripts(session: Session, report: LoadReport, scripts: list[Path]) -> None:
-    """TypeScript/JavaScript tool files (a tool folder's, and a project's ``.opencode/tool``
-    and ``.opencode/tools``): never loaded, so one note per load names them and says where
-    the porting table is."""
+    """TypeScript/JavaScript tool files (a tool folder's, and a project's ``.opencode/tool``,
+    ``.opencode/tools`` and ``.dropstone/tools``): never loaded, so one note per load names
+    them and says where the porting table is."""
     if not scripts:
         return
     note = tool_files_module.script_note([_shown(session, file) for file in scripts])

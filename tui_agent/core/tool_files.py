@@ -334,8 +334,8 @@ def plain_tool(value: Mapping[str, Any]) -> ToolSpec:
 # -- tool files written for opencode or Dropstone (TypeScript/JavaScript) --------------------
 
 SCRIPT_SUFFIXES = (".ts", ".js", ".mts", ".mjs", ".cts", ".cjs", ".tsx", ".jsx")
-# opencode's tool folders in a project: their files are TypeScript, never loaded here
-OPENCODE_TOOL_FOLDERS = (".opencode/tool", ".opencode/tools")
+# opencode's (and Dropstone's) tool folders in a project: TypeScript, never loaded here
+OPENCODE_TOOL_FOLDERS = (".opencode/tool", ".opencode/tools", ".dropstone/tools")
 PORTING = "README, Custom tool files: Porting an opencode tool"
 
 
