@@ -5,12 +5,14 @@ in, for plugins that run commands of their own: ``Sandbox.of(settings, worktree)
 from .core.sandbox import (
     DEFAULT_HIDE,
     DEFAULT_SCRUB,
+    ENV_PASSED,
     PROTECTED,
     Sandbox,
     Settings,
     availability,
     caused,
     hint,
+    passed_env,
     problems,
     scrubbed_env,
 )
@@ -18,12 +20,14 @@ from .core.sandbox import (
 __all__ = [
     "DEFAULT_HIDE",
     "DEFAULT_SCRUB",
+    "ENV_PASSED",
     "PROTECTED",
     "Sandbox",
     "Settings",
     "availability",
     "caused",
     "hint",
+    "passed_env",
     "problems",
     "scrubbed_env",
 ]
