@@ -165,6 +165,20 @@ def test_the_tools_table_marks_denied_tools(cli_project: Path, user_config_dir: 
     assert shown.returncode == 0 and "denied" not in shown.stderr
 
 
+def test_tools_with_an_unknown_name_lists_only_offered_tools(
+    cli_project: Path, user_config_dir: Path
+) -> None:
+    write(user_config_dir / "config.toml", DENYING)
+
+    done = run_cli("tools", "nosuchtool", cwd=cli_project)
+
+    assert done.returncode == 2
+    [line] = [line for line in done.stderr.splitlines() if "unknown tool" in line]
+    available = line.split("Available: ", 1)[1].split(", ")
+    assert "write" not in available and "execute" not in available
+    assert {"edit", "read", "greet"} <= set(available)
+
+
 @pytest.mark.parametrize("name", ["wc", "count"])
 def test_tools_name_json_prints_one_definition(cli_project: Path, name: str) -> None:
     done = run_cli("--trust", "tools", name, "--json", cwd=cli_project)

@@ -187,7 +187,8 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
     console = Console(soft_wrap=False)
     if args.name:
         if toolbox.resolve(args.name) is None:
-            available = ", ".join(sorted(toolbox.tools)) or "(none)"
+            offered = (n for n in toolbox.tools if not session.extensions.hidden(n))
+            available = ", ".join(sorted(offered)) or "(none)"
             print(f'tui-agent: unknown tool "{args.name}". Available: {available}', file=sys.stderr)
             return 2
         tool = toolbox.tool_for(args.name)
