@@ -105,6 +105,10 @@ async def test_an_ollama_guess_is_asked_again_once_the_model_is_loaded(project: 
     routes = {
         "POST /api/show": {"parameters": "temperature 0.6", "model_info": info},
         "GET /api/ps": lambda _body: {"models": running},
+        "GET /v1/models": {  # Ollama's: owned_by is the name's namespace
+            "object": "list",
+            "data": [{"id": "qwen3:8b", "object": "model", "created": 0, "owned_by": "library"}],
+        },
     }
     async with FakeOpenAI(models=["qwen3:8b"], responder=respond, extra_routes=routes) as server:
         session = create_session(project, base_url=server.base_url, model="qwen3:8b")

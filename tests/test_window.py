@@ -4,17 +4,23 @@ the real ``openai`` client against the real fake server."""
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tui_agent import create_session
+from tui_agent.core.paths import user_data_dir
+from tui_agent.core.providers import window_memory
 from tui_agent.core.providers.base import ProviderError
 from tui_agent.core.providers.openai import OpenAIProvider
 from tui_agent.core.providers.stub import StubProvider
 from tui_agent.core.window import (
     error_overflow,
     overflow,
+    server_kind,
     window_from_model,
     window_from_ollama,
     window_from_ollama_ps,
@@ -498,14 +504,19 @@ def test_provider_error_keeps_its_old_signature() -> None:
 # -- the provider asks the server for the window ------------------------------------------------
 
 
-async def test_context_window_from_an_advertised_limit_asked_once() -> None:
+async def test_context_window_from_an_advertised_limit_asked_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     async with FakeOpenAI(context_limit=16_384, advertise_limit=True) as server:
         provider = OpenAIProvider({"base_url": server.base_url, "model": "fake-model"})
         assert await provider.context_window() == 16_384
         server.context_limit = 2048  # the answer is kept: no second question
         assert await provider.context_window() == 16_384
         fresh = OpenAIProvider({"base_url": server.base_url, "model": "fake-model"})
-        assert await fresh.context_window() == 2048  # (a provider of its own asks again)
+        assert await fresh.context_window() == 16_384  # remembered (a later session)
+        monkeypatch.setattr(window_memory, "MAX_AGE", -1.0)  # the memory expired
+        again = OpenAIProvider({"base_url": server.base_url, "model": "fake-model"})
+        assert await again.context_window() == 2048
 
 
 async def test_context_window_from_openrouter_models_counts_its_questions() -> None:
@@ -536,10 +547,22 @@ async def test_context_window_from_llama_cpps_props() -> None:
         assert await provider.context_window() == 131072  # no /props: the upper bound
 
 
+def listing(*entries: dict[str, Any]) -> dict[str, Any]:
+    """A ``/v1/models`` answer."""
+    return {"object": "list", "data": [{"object": "model", "created": 0, **e} for e in entries]}
+
+
+LMSTUDIO = listing({"id": "qwen/qwen3-8b", "owned_by": "organization_owner"})
+OLLAMA = listing({"id": "qwen3:8b", "owned_by": "library"}, {"id": "qwen3", "owned_by": "library"})
+
+
 async def test_context_window_from_lm_studios_api() -> None:
     entry = {"id": "qwen/qwen3-8b", "state": "loaded", "max_context_length": 40960}
-    routes = {"GET /api/v0/models/qwen/qwen3-8b": {**entry, "loaded_context_length": 4096}}
-    async with FakeOpenAI(models=["qwen/qwen3-8b"], extra_routes=routes) as server:
+    routes = {
+        "GET /v1/models": LMSTUDIO,
+        "GET /api/v0/models/qwen/qwen3-8b": {**entry, "loaded_context_length": 4096},
+    }
+    async with FakeOpenAI(extra_routes=routes) as server:
         provider = OpenAIProvider({"base_url": server.base_url, "model": "qwen/qwen3-8b"})
         assert await provider.context_window() == 4096
     assert ("GET", "/api/v0/models/qwen/qwen3-8b", None) in server.routed
@@ -555,15 +578,16 @@ async def test_context_window_from_ollamas_show() -> None:
             return 404, {"error": f"model {body.get('model')!r} not found"}
         return {"parameters": "num_ctx 16384\ntemperature 0.6", "model_info": info}
 
-    async with FakeOpenAI(models=["qwen3:8b"], extra_routes={"POST /api/show": show}) as server:
+    routes = {"GET /v1/models": OLLAMA, "POST /api/show": show}
+    async with FakeOpenAI(extra_routes=routes) as server:
         provider = OpenAIProvider({"base_url": server.base_url, "model": "qwen3:8b"})
         assert await provider.context_window() == 16384  # num_ctx: what the server uses
     assert shown == [{"model": "qwen3:8b"}]
     assert provider.window_settled
     plain = {"POST /api/show": {"parameters": "stop x", "model_info": info}}
     running: list[dict[str, Any]] = []
-    routes = {**plain, "GET /api/ps": lambda _body: {"models": running}}
-    async with FakeOpenAI(models=["qwen3"], extra_routes=routes) as server:
+    routes = {**plain, "GET /api/ps": lambda _body: {"models": running}, "GET /v1/models": OLLAMA}
+    async with FakeOpenAI(extra_routes=routes) as server:
         provider = OpenAIProvider({"base_url": server.base_url, "model": "qwen3"})
         # Not loaded, no num_ctx: not the 40960 it was trained for (Ollama would cut a
         # longer prompt silently) but Ollama's smallest default, and asked again later.
@@ -598,3 +622,157 @@ async def test_an_unknown_window_is_none_and_a_slow_server_is_not_waited_for() -
 
 async def test_the_stub_knows_no_window() -> None:
     assert await StubProvider().context_window() is None
+
+
+# -- learning the window costs one request or none (issue 27) -----------------------------------
+
+PROBES = ("GET /props", "GET /api/v0/models/m", "GET /api/ps", "POST /api/show")
+
+
+def counted(answers: dict[str, Any], asked: list[str]) -> dict[str, Any]:
+    """Every server-specific window endpoint, each counted when asked: the ``answers`` given,
+    404 for the rest (as a server without that endpoint says)."""
+
+    def route(key: str) -> Any:
+        def answer(_body: Any) -> Any:
+            asked.append(key)
+            if key in answers:
+                return answers[key]
+            return 404, {"error": {"message": "not found", "type": "not_found"}}
+
+        return answer
+
+    return {key: route(key) for key in PROBES}
+
+
+# What each server's /v1/models says (their sources: llama.cpp's server answers owned_by
+# "llamacpp" with a "meta" of n_ctx_train; vLLM owned_by "vllm" with max_model_len; LM Studio
+# owned_by "organization_owner"; Ollama owned_by the name's namespace, "library"; OpenRouter
+# context_length, top_provider, pricing and architecture, no owned_by).
+KINDS: dict[str, tuple[dict[str, Any], dict[str, Any], int | None]] = {
+    "llama.cpp": (
+        {"id": "m", "owned_by": "llamacpp", "meta": {"n_ctx_train": 131072, "n_vocab": 1}},
+        {"GET /props": {"default_generation_settings": {"n_ctx": 8192}}},
+        8192,
+    ),
+    "vLLM": ({"id": "m", "owned_by": "vllm", "root": "m", "max_model_len": 32768}, {}, 32768),
+    "LM Studio": (
+        {"id": "m", "owned_by": "organization_owner"},
+        {"GET /api/v0/models/m": {"id": "m", "loaded_context_length": 4096}},
+        4096,
+    ),
+    "Ollama": (
+        {"id": "m", "owned_by": "library"},
+        {"POST /api/show": {"parameters": "num_ctx 16384", "model_info": {}}},
+        16384,
+    ),
+    "OpenRouter": (
+        {
+            "id": "m",
+            "context_length": 200000,
+            "top_provider": {"context_length": 65536},
+            "pricing": {"prompt": "0"},
+            "architecture": {"modality": "text->text"},
+        },
+        {},
+        65536,
+    ),
+}
+EXPECTED_PROBE = {
+    "llama.cpp": ["GET /props"],
+    "vLLM": [],
+    "LM Studio": ["GET /api/v0/models/m"],
+    "Ollama": ["POST /api/show"],
+    "OpenRouter": [],
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+async def test_each_server_kind_is_asked_only_its_own_endpoint(kind: str) -> None:
+    entry, answers, window = KINDS[kind]
+    asked: list[str] = []
+    routes = {**counted(answers, asked), "GET /v1/models": listing(entry)}
+    async with FakeOpenAI(extra_routes=routes) as server:
+        provider = OpenAIProvider({"base_url": server.base_url, "model": "m"})
+        assert await provider.context_window() == window
+    assert asked == EXPECTED_PROBE[kind]
+
+
+async def test_a_hosted_provider_is_asked_no_window_endpoint(project: Path) -> None:
+    """A server none of these (OpenAI's own /v1/models shape): no probe at all; the budget
+    holds the default window (an overflow error would teach the real one)."""
+    asked: list[str] = []
+    hosted = listing({"id": "m", "owned_by": "system"}, {"id": "other", "owned_by": "openai"})
+    routes = {**counted({}, asked), "GET /v1/models": hosted}
+    async with FakeOpenAI(extra_routes=routes) as server:
+        session = create_session(project, base_url=server.base_url, model="m")
+        await session.budget.discover()
+        assert session.budget.window() == (32_768, "default")
+        provider = OpenAIProvider({"base_url": server.base_url, "model": "m"})
+        assert await provider.context_window() is None
+    assert asked == []
+
+
+async def test_a_second_session_against_the_same_server_asks_nothing(project: Path) -> None:
+    entry, answers, _window = KINDS["llama.cpp"]
+    asked: list[str] = []
+    routes = {**counted(answers, asked), "GET /v1/models": listing(entry)}
+    async with FakeOpenAI(extra_routes=routes) as server:
+        first = create_session(project, base_url=server.base_url, model="m")
+        await first.budget.discover()
+        assert first.budget.window() == (8192, "server")
+        before = list(server.routed)
+        second = create_session(project, base_url=server.base_url, model="m")
+        await second.budget.discover()
+        assert second.budget.window() == (8192, "server")
+        assert server.routed == before  # not even /v1/models: remembered
+        base_url = server.base_url
+    assert asked == ["GET /props"]
+    remembered = json.loads((user_data_dir() / "windows.json").read_text())
+    [(key, value)] = remembered.items()
+    assert key == f"{base_url.rstrip('/')} m" and value["window"] == 8192
+    assert abs(value["learned"] - time.time()) < 60
+
+
+async def test_a_404_is_asked_once() -> None:
+    """A llama.cpp without /props: asked once, never again (nor by a later session); the
+    entry's trained length is the upper bound used."""
+    entry, _answers, _window = KINDS["llama.cpp"]
+    asked: list[str] = []
+    routes = {**counted({}, asked), "GET /v1/models": listing(entry)}
+    async with FakeOpenAI(extra_routes=routes) as server:
+        for _ in range(3):
+            provider = OpenAIProvider({"base_url": server.base_url, "model": "m"})
+            assert await provider.context_window() == 131072
+            assert await provider.context_window() == 131072
+    assert asked == ["GET /props"]
+
+
+@pytest.mark.parametrize(
+    ("entry", "kind"),
+    [
+        ({"id": "m.gguf", "owned_by": "llamacpp", "meta": {"n_ctx_train": 4096}}, "llamacpp"),
+        ({"id": "m", "owned_by": "vllm", "max_model_len": 4096}, "vllm"),
+        ({"id": "qwen/qwen3-8b", "owned_by": "organization_owner"}, "lmstudio"),
+        ({"id": "qwen3:8b", "owned_by": "library"}, "ollama"),
+        ({"id": "someone/tiny:q4", "owned_by": "someone"}, "ollama"),  # a user's namespace
+        ({"id": "a/b", "context_length": 8, "pricing": {}, "top_provider": {}}, "openrouter"),
+        ({"id": "gpt-4o", "owned_by": "system"}, None),
+        ({"id": "claude", "owned_by": "anthropic"}, None),
+        (None, None),
+    ],
+)
+def test_the_server_is_told_by_its_models_entry(entry: Any, kind: str | None) -> None:
+    assert server_kind(entry) == kind
+
+
+def test_a_remembered_window_expires(monkeypatch: pytest.MonkeyPatch) -> None:
+    window_memory.remember("http://h/v1/", "m", 4096)
+    assert window_memory.recall("http://h/v1", "m") == (True, 4096)
+    assert window_memory.recall("http://h/v1", "other") == (False, None)
+    later = time.time() + window_memory.MAX_AGE + 1
+    assert window_memory.recall("http://h/v1", "m", now=later) == (False, None)
+    window_memory.remember("http://h/v1", "n", None)  # the server states none: also kept
+    assert window_memory.recall("http://h/v1", "n") == (True, None)
+    (user_data_dir() / "windows.json").write_text("{not json")
+    assert window_memory.recall("http://h/v1", "m") == (False, None)

@@ -287,3 +287,28 @@ def ollama_trained(show: Mapping[str, Any]) -> int | None:
             return found_arch
     lengths = [_count(v) for k, v in info.items() if str(k).endswith(".context_length")]
     return next((n for n in lengths if n is not None), None)
+
+
+def server_kind(entry: Mapping[str, Any] | None) -> str | None:
+    """Which server a ``/v1/models`` entry comes from, by the marks each puts on it: vLLM
+    (``owned_by: "vllm"``, ``max_model_len``), OpenRouter (``context_length`` beside
+    ``top_provider``/``pricing``/``architecture``), llama.cpp (``owned_by: "llamacpp"``, a
+    ``meta`` with ``n_ctx_train``), LM Studio (``owned_by: "organization_owner"``), Ollama
+    (``owned_by`` is the name's namespace: ``"library"`` for a plain ``qwen3:8b``). None: a
+    server that is none of these (a hosted provider), asked nothing more."""
+    if not isinstance(entry, Mapping):
+        return None
+    owner = str(entry.get("owned_by") or "").lower()
+    ident = str(entry.get("id") or "")
+    if owner == "vllm" or "max_model_len" in entry:
+        return "vllm"
+    if owner == "llamacpp" or isinstance(entry.get("meta"), Mapping):
+        return "llamacpp"
+    if owner == "organization_owner":
+        return "lmstudio"
+    if any(key in entry for key in ("top_provider", "pricing", "architecture", "canonical_slug")):
+        return "openrouter"
+    namespace = ident.rsplit("/", 2)[-2] if ident.count("/") >= 1 else "library"
+    if owner in ("library", "ollama") or (":" in ident and owner and owner == namespace):
+        return "ollama"
+    return None

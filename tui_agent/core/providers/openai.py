@@ -19,11 +19,13 @@ from ..messages import openai_dict
 from ..window import (
     error_overflow,
     overflow,
+    server_kind,
     window_from_model,
     window_from_ollama,
     window_from_ollama_ps,
     window_from_props,
 )
+from . import window_memory
 from .base import ProviderError, StreamEvent
 from .chunks import ReplyReader, ShapeError, StreamErrorChunk
 
@@ -75,6 +77,7 @@ class OpenAIProvider:
         self._window: int | None = None
         self.window_settled = False  # context_window(): False until an answer is kept
         self._window_lock = asyncio.Lock()
+        self._ollama_entry: dict[str, Any] | None = None  # an Ollama model not loaded yet
 
     @property
     def where(self) -> str:
@@ -313,87 +316,111 @@ class OpenAIProvider:
 
     async def context_window(self) -> int | None:
         """The model's context window as the server states it (None: unknown; never
-        raises). First this model's ``/v1/models`` entry (vLLM's ``max_model_len``,
-        OpenRouter's ``context_length``, LM Studio's and llama.cpp's fields:
-        ``window.window_from_model``); where it states no window the server serves, and
-        ``base_url`` is set, the servers' own endpoints, asked together with
-        ``probe_timeout`` each: llama.cpp ``GET /props``, LM Studio ``GET
-        /api/v0/models/{model}``, Ollama ``GET /api/ps`` (the context a loaded model was
-        given) then ``POST /api/show``; then what the entry says the model could take.
+        raises), for one request at most, or none. First what an earlier session learned
+        from this base URL for this model (``window_memory``, trusted for a day); then this
+        model's ``/v1/models`` entry: a window it states (vLLM's ``max_model_len``,
+        OpenRouter's ``context_length``: ``window.window_from_model``) is the answer; where
+        it states none, the entry's marks tell the server (``window.server_kind``) and only
+        that server's own endpoint is asked, with ``probe_timeout``: llama.cpp ``GET
+        /props``, LM Studio ``GET /api/v0/models/{model}``, Ollama ``POST /api/show`` (and,
+        asked again later while the model was not loaded, ``GET /api/ps``). A server that
+        is none of these (a hosted provider) is asked nothing more: the configured or
+        default window holds until an overflow error states the real one. A 404 is an
+        answer (never asked again); what the entry says the model could take is used then.
 
-        A settled answer is kept for the provider's life. Ollama's guess for a model not
-        loaded yet (``window.OLLAMA_DEFAULT`` at most) is not: ``window_settled`` stays
-        False and the next call asks again, so the window is right once the first request
-        has loaded the model."""
+        A settled answer is kept for the provider's life and remembered on disk. Ollama's
+        guess for a model not loaded yet (``window.OLLAMA_DEFAULT`` at most) is not:
+        ``window_settled`` stays False and the next call asks ``/api/ps``, so the window is
+        right once the first request has loaded the model."""
         async with self._window_lock:
             if not self.window_settled:
+                known, window = window_memory.recall(self.base_url, self.model)
+                if known:
+                    self._window, self.window_settled = window, True
+                    return self._window
                 try:
-                    self._window, self.window_settled = await self._ask_window()
+                    self._window, self.window_settled, answered = await self._ask_window()
                 except Exception:
                     log.info("no context window from %s", self.where, exc_info=True)
-                    self._window, self.window_settled = None, True
+                    self._window, self.window_settled, answered = None, True, False
+                if self.window_settled and answered:
+                    window_memory.remember(self.base_url, self.model, self._window)
         return self._window
 
-    async def _ask_window(self) -> tuple[int | None, bool]:
+    async def _ask_window(self) -> tuple[int | None, bool, bool]:
+        """(window, settled, answered): answered is False when a server did not answer
+        (unreachable, too slow), so nothing is remembered."""
         client = self._get_client()
-        entry = await self._model_entry(client)
+        if self._ollama_entry is not None:  # a guess before: is the model loaded now?
+            model = str(self._ollama_entry.get("id") or self.model)
+            ok, running = await self._fetch(client, f"{self._root()}/api/ps")
+            loaded = window_from_ollama_ps(running, model)
+            if loaded is not None:
+                return loaded, True, True
+            return self._window, False, ok
+        listed, entry = await self._model_entry(client)
+        if not listed:
+            return None, True, False
         served = window_from_model(entry, served_only=True) if entry else None
         if served is not None:
-            return served, True
-        if self.base_url:
-            asked, settled = await self._ask_server(
-                client, str(entry.get("id")) if entry else self.model
-            )
-            if asked is not None:
-                return asked, settled
-        return (window_from_model(entry) if entry else None), True
+            return served, True, True
+        kind = server_kind(entry) if self.base_url else None
+        model = str(entry.get("id")) if entry else self.model
+        upper = window_from_model(entry) if entry else None
+        if kind is None or kind in ("vllm", "openrouter"):
+            return upper, True, True
+        root = self._root()
+        if kind == "llamacpp":
+            ok, props = await self._fetch(client, f"{root}/props")
+            return window_from_props(props) or upper, True, ok
+        if kind == "lmstudio":
+            ok, said = await self._fetch(client, f"{root}/api/v0/models/{quote(model, safe='/:@')}")
+            return window_from_model(said) or upper, True, ok
+        ok, show = await self._fetch(client, f"{root}/api/show", {"model": model})
+        shown = window_from_ollama(show)
+        if shown is None:
+            return upper, True, ok
+        # A num_ctx in the Modelfile is what the server uses; otherwise a guess until loaded.
+        if window_from_ollama({"parameters": show.get("parameters")}) is not None:
+            return shown, True, ok
+        assert entry is not None
+        self._ollama_entry = entry
+        return shown, False, ok
 
-    async def _model_entry(self, client: Any) -> dict[str, Any] | None:
-        """This model's ``/v1/models`` entry, extra fields included; the only entry of a
-        one-model server (llama.cpp answers whatever the model is called)."""
+    def _root(self) -> str:
+        return str(self.base_url).rstrip("/").removesuffix("/v1")
+
+    async def _model_entry(self, client: Any) -> tuple[bool, dict[str, Any] | None]:
+        """(listed, entry): whether ``/v1/models`` answered, and this model's entry, extra
+        fields included; the only entry of a one-model server (llama.cpp answers whatever
+        the model is called)."""
         try:
             async with asyncio.timeout(MODELS_TIMEOUT):
                 page = await client.models.list()
             entries = [model.to_dict() for model in page.data]
-        except Exception:
-            return None
+        except Exception as exc:
+            return getattr(exc, "status_code", None) is not None, None
         by_id = {str(entry.get("id")): entry for entry in entries if isinstance(entry, dict)}
         for name in (self.model, f"{self.model}:latest", self.model.removesuffix(":latest")):
             if name in by_id:
-                return by_id[name]
-        return entries[0] if len(entries) == 1 and isinstance(entries[0], dict) else None
+                return True, by_id[name]
+        only = entries[0] if len(entries) == 1 and isinstance(entries[0], dict) else None
+        return True, only
 
-    async def _ask_server(self, client: Any, model: str) -> tuple[int | None, bool]:
-        root = str(self.base_url).rstrip("/").removesuffix("/v1")
-        props, lmstudio, running, show = await asyncio.gather(
-            self._fetch(client, f"{root}/props"),
-            self._fetch(client, f"{root}/api/v0/models/{quote(model, safe='/:@')}"),
-            self._fetch(client, f"{root}/api/ps"),
-            self._fetch(client, f"{root}/api/show", {"model": model}),
-        )
-        running_window = window_from_ollama_ps(running, model)
-        if running_window is not None:
-            return running_window, True
-        said = window_from_props(props) or window_from_model(lmstudio)
-        if said is not None:
-            return said, True
-        shown = window_from_ollama(show)
-        if shown is None:
-            return None, True
-        # A num_ctx in the Modelfile is what the server uses; otherwise a guess until loaded.
-        modelfile = window_from_ollama({"parameters": show.get("parameters")})
-        return shown, modelfile is not None
-
-    async def _fetch(self, client: Any, url: str, body: dict[str, Any] | None = None) -> Any:
-        """The JSON at ``url`` (POSTed ``body`` if any), or None: any failure means unknown."""
-        options = {"timeout": self.probe_timeout}
+    async def _fetch(
+        self, client: Any, url: str, body: dict[str, Any] | None = None
+    ) -> tuple[bool, Any]:
+        """(answered, the JSON at ``url``, POSTed ``body`` if any, or None). Asked once:
+        the client never retries, and an HTTP error (a 404) is an answer, remembered; only
+        no answer at all (unreachable, past ``probe_timeout``) is not."""
+        options = {"timeout": self.probe_timeout, "max_retries": 0}
         try:
             async with asyncio.timeout(self.probe_timeout + 0.5):
                 if body is None:
-                    return await client.get(url, cast_to=object, options=options)
-                return await client.post(url, cast_to=object, body=body, options=options)
-        except Exception:
-            return None
+                    return True, await client.get(url, cast_to=object, options=options)
+                return True, await client.post(url, cast_to=object, body=body, options=options)
+        except Exception as exc:
+            return getattr(exc, "status_code", None) is not None, None
 
 
 class _Broken(Exception):
