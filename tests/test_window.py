@@ -434,6 +434,22 @@ async def test_an_overflow_error_is_said_with_its_window_and_never_retried() -> 
     assert server.script  # the scripted reply was not used
 
 
+async def test_an_overflow_teaches_the_window_a_later_session_starts_from() -> None:
+    """A remembered window (here llama.cpp's /props 8192) that an overflow error contradicts
+    (the server was restarted with 1000): the stated window is remembered instead."""
+    entry, answers, _window = KINDS["llama.cpp"]
+    asked: list[str] = []
+    routes = {**counted(answers, asked), "GET /v1/models": listing(entry)}
+    async with FakeOpenAI([Reply("never")], context_limit=1000, extra_routes=routes) as server:
+        provider = OpenAIProvider({"base_url": server.base_url, "model": "m"})
+        assert await provider.context_window() == 8192
+        with pytest.raises(ProviderError):
+            await _drain(provider)
+        later = OpenAIProvider({"base_url": server.base_url, "model": "m"})
+        assert await later.context_window() == 1000
+    assert asked == ["GET /props"]
+
+
 @pytest.mark.parametrize(
     ("status", "message", "limit"),
     [

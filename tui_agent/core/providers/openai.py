@@ -299,6 +299,8 @@ class OpenAIProvider:
             found, limit = overflow(status, _detail(exc), getattr(exc, "code", None))
         if not found:
             return None
+        if limit:  # the real window: a later session starts from it
+            window_memory.remember(self.base_url, self.model, limit)
         window = f" ({limit:,} tokens)" if limit else ""
         return ProviderError(
             f"the conversation is longer than the context window{window} of {self.model!r} "
