@@ -1,7 +1,8 @@
 """The escapes an attack pass found in the sandbox (issue 25), each written as the command a
 prompt-injected model would send, run with the real bubblewrap as root (this machine and
 CI) and as an ordinary user (uid 1000 through ``setpriv``: bwrap then runs unprivileged,
-as on a laptop). Each failed on the code before the fix.
+as on a laptop). Each failed on the code before the fix. Run by an ordinary user, the
+"user" cases run as that user, unswitched; as root without setpriv they fail, saying so.
 
 The user runs need a folder uid 1000 can reach: a temporary folder of its own under /tmp
 (removed after), not pytest's (mode 700, root's)."""
@@ -112,13 +113,12 @@ def git(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def place(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Place]:
-    if request.param == "root":
-        yield Place(tmp_path / "root", 0, monkeypatch)
+    if request.param == "root" or os.geteuid() != 0:
+        # not root: this run already is an ordinary user, so both run as it, unswitched
+        yield Place(tmp_path / request.param, 0, monkeypatch)
         return
-    if os.geteuid() != 0:
-        pytest.skip("the uid 1000 runs need root to switch users; this run is not root")
     if SETPRIV is None:
-        pytest.skip("the uid 1000 runs need setpriv (util-linux), which is missing here")
+        pytest.fail("the uid 1000 runs need setpriv (util-linux: apt-get install util-linux)")
     base = Path(tempfile.mkdtemp(prefix="tui-agent-attack-"))
     try:
         os.chmod(base, 0o755)

@@ -752,11 +752,12 @@ class Sandbox:
             env |= netproxy.proxy_env()
         return env
 
-    def masked_sockets(self) -> list[Path]:
+    def masked_sockets(self, hidden: list[Path] | None = None) -> list[Path]:
         """The host's Unix sockets a command would otherwise reach: not those in
-        ``unix_sockets``, under a hidden folder, or in the real /tmp (not bound in)."""
+        ``unix_sockets``, under a ``hidden`` folder, or in the real /tmp (not bound in)."""
         allowed = {_expand(p, self.home).resolve() for p in self.settings.unix_sockets}
-        hidden, seen = self.hidden(), self._seen()
+        hidden = self.hidden() if hidden is None else hidden
+        seen = self._seen()
         found = []
         for socket in host_sockets():
             real = socket.parent.resolve() / socket.name
@@ -774,12 +775,13 @@ class Sandbox:
         private_tmp: Path | None,
         proxy: Path | None = None,
         holder: _Holder | None = None,
+        made: Protection | None = None,
     ) -> list[str]:
         """The bwrap command line running ``argv`` in ``workdir``; mounts in order, later
         over earlier. /tmp: the ``holder``'s tmpfs (a session's, kept between commands),
         else ``private_tmp`` bound in, else (None) a tmpfs of ``tmp_size`` for this command.
         ``proxy``: the allowed-hosts proxy's socket, bound into /tmp, and ``argv`` started
-        behind the forwarder."""
+        behind the forwarder. ``made``: the protection ``command`` worked out already."""
         bwrap = self.program("bwrap") or "/usr/bin/bwrap"
         args = [*(holder.enter() if holder else []), bwrap, *_identity(holder is not None)]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -807,20 +809,21 @@ class Sandbox:
         git = self.worktree / ".git"
         if not exposed and git.is_dir() and not git.is_symlink():  # cannot be renamed away
             args += ["--bind", str(git), str(git)]
-        for place in self.hidden():  # after the writable binds, so none uncovers them
+        hidden = self.hidden()
+        for place in hidden:  # after the writable binds, so none uncovers them
             if place.is_dir():
                 args += ["--tmpfs", str(place), "--remount-ro", str(place)]
             else:
                 args += ["--ro-bind", "/dev/null", str(place)]
         if not exposed:
-            made = self.protection()
+            made = made or self.protection()
             for place in made.kept:
                 if place.is_symlink() and not place.exists():
                     continue  # a dangling link: nothing there to protect (_links_kept keeps it)
                 args += ["--ro-bind", str(place), str(place)]
             for place in made.stand_ins:  # an empty read-only folder keeps it from being made
                 args += ["--tmpfs", str(place), "--remount-ro", str(place)]
-        for place in self.masked_sockets():  # connect() finds no server there
+        for place in self.masked_sockets(hidden):  # connect() finds no server there
             args += ["--ro-bind", "/dev/null", str(place)]
         if not self.settings.network:
             args.append("--unshare-net")
@@ -850,10 +853,11 @@ class Sandbox:
                 holder = _holder(self.tmp, self.settings.tmp_size, self.program)
                 proxy = self._proxy(self.tmp)  # kept for the session: stop_proxy
                 if holder is not None:  # a tmpfs of tmp_size: the kernel holds the line
-                    yield self.arguments(argv, workdir, None, proxy, holder), self.env(environ)
+                    args = self.arguments(argv, workdir, None, proxy, holder, made)
+                    yield args, self.env(environ)
                     return
                 self._within_size(self.tmp, before=True)  # no tmpfs here: measured
-                args = self.arguments(argv, workdir, self.tmp, proxy)
+                args = self.arguments(argv, workdir, self.tmp, proxy, made=made)
                 with self._size_guard(self.tmp, args):
                     yield args, self.env(environ)
                 return
@@ -861,9 +865,9 @@ class Sandbox:
             try:
                 proxy = self._proxy(private)
                 if _bwrap_has("--size"):  # a tmpfs of tmp_size for this command
-                    yield self.arguments(argv, workdir, None, proxy), self.env(environ)
+                    yield self.arguments(argv, workdir, None, proxy, made=made), self.env(environ)
                     return
-                args = self.arguments(argv, workdir, private, proxy)  # bwrap < 0.6
+                args = self.arguments(argv, workdir, private, proxy, made=made)  # bwrap < 0.6
                 with self._size_guard(private, args):
                     yield args, self.env(environ)
             finally:
