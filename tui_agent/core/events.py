@@ -82,9 +82,27 @@ class ReplyFinished:
 
 @dataclass(frozen=True)
 class Retrying:
+    """The request failed in a way a retry can mend (429, 5xx, a dropped connection, a
+    stream cut before the model finished) and is sent again in ``delay`` seconds:
+    ``attempt`` is the one that failed, ``attempts`` the most there will be
+    (``retry_attempts``)."""
+
     attempt: int
     delay: float
     reason: str
+    attempts: int = 0
+
+
+@dataclass(frozen=True)
+class ReplyWithdrawn:
+    """The reply streaming now stopped before the model finished (a cut stream, a dropped
+    connection, a malformed chunk, a stall, an error chunk) and is taken back: its text
+    and thinking, shown as they arrived, are not part of the conversation, and a retry
+    (``Retrying`` follows) streams the whole reply again. Nothing of it ran: a reply's
+    tool calls run only once it has finished."""
+
+    reason: str
+    attempt: int
 
 
 @dataclass(frozen=True)
@@ -200,6 +218,7 @@ Event = (
     | TurnFinished
     | ReplyFinished
     | Retrying
+    | ReplyWithdrawn
     | ConversationReset
     | Compacted
     | CheckpointTaken
