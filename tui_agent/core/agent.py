@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .budget import Budget
     from .context import ToolContext
     from .output import Output
+    from .steering import Steering
     from .toolbox import Toolbox
     from .transcript import Transcript
 
@@ -83,6 +84,7 @@ class Agent:
         tool_context: Callable[..., ToolContext],
         budget: Budget | None = None,
         before_tools: Callable[[], Awaitable[None]] | None = None,
+        steering: Steering | None = None,
     ) -> None:
         self.transcript = transcript
         self.toolbox = toolbox
@@ -95,6 +97,7 @@ class Agent:
         self.tool_context = tool_context
         self.budget = budget
         self.before_tools = before_tools  # the checkpoint before a turn's first tool call
+        self.steering = steering  # what the user sent into the turn (session.steer)
         self.tokens = ev.UsageUpdate(0, 0, 0)
         self._pending: Reply | None = None
 
@@ -141,6 +144,9 @@ class Agent:
                     if self.budget is not None:  # one result never floods the window
                         result = self.budget.cap(call.name, result)
                     self.transcript.record(ToolMessage(call.id, result))
+                for steer in self.steering.take() if self.steering is not None else ():
+                    self.transcript.record(UserMessage(steer.content))  # seen by the next request
+                    self.events.emit(ev.Steered(steer.prompt, steer.content))
         except asyncio.CancelledError:
             pending = self._pending
             if pending is not None and pending.text:

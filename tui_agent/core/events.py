@@ -208,6 +208,19 @@ class ClipboardRequested:
     text: str
 
 
+@dataclass(frozen=True)
+class Steered:
+    """Text the user sent into the running turn (``session.steer``) reached the model.
+    ``next_turn`` False: recorded as a user message at a step boundary, after the tool
+    results and before the next request; True: the reply it came during had no tool
+    calls, so it is the prompt of the turn that starts now (its ``TurnStarted`` follows).
+    ``prompt`` is what was typed, ``content`` what the model got."""
+
+    prompt: str
+    content: str
+    next_turn: bool = False
+
+
 Event = (
     TurnStarted
     | TextChunk
@@ -232,6 +245,7 @@ Event = (
     | ExitRequested
     | ThemeRequested
     | ClipboardRequested
+    | Steered
     | Note
 )
 

@@ -34,6 +34,7 @@ from .events import (
     ShellFinished,
     ShellOutput,
     ShellStarted,
+    Steered,
     ThemeRequested,
     ToolCallFinished,
     ToolCallStarted,
@@ -46,6 +47,7 @@ from .output import Output
 from .permissions import MODES
 from .plugins import LoadReport
 from .providers import Provider
+from .steering import Steer, Steering
 from .toolbox import Toolbox, ToolboxEvent, held_loop
 from .transcript import Transcript
 from .undo import Checkpoints, load_from
@@ -130,6 +132,7 @@ class Session:
             settings=lambda: self.config.settings,
             forget=self.budget.forget,
         )
+        self.steering = Steering()  # sent into the running turn (steer), not delivered yet
         self.agent = Agent(
             transcript=self.transcript,
             toolbox=self.toolbox,
@@ -142,8 +145,10 @@ class Session:
             tool_context=self._tool_context,
             budget=self.budget,
             before_tools=self.checkpoints.before_tools,
+            steering=self.steering,
         )
         self._turn: asyncio.Task[Any] | None = None
+        self._turning = False  # the work running is a turn: steer() reaches it
         self.themes: list[str] = []
         self.exit_requested = False
 
@@ -328,21 +333,54 @@ class Session:
         A ``str`` is expanded first (``expand``: a bad ``@path`` raises ``MentionError``
         before anything is recorded); an ``Expanded`` is sent as it is. ``on_prompt``
         functions may stop it first (``PromptBlocked``: nothing recorded) or add context;
-        ``on_stop`` functions may keep it going."""
+        ``on_stop`` functions may keep it going.
+
+        What ``steer`` sent while it ran and its last reply no longer reached (that reply
+        had no tool calls) starts the next turn at once, one turn per steer, in order
+        (``Steered`` with ``next_turn``); the reply returned is the last turn's."""
         expanded = prompt if isinstance(prompt, Expanded) else self.expand(prompt)
         self._turn = asyncio.current_task()
+        self._turning = True
         try:
             await self.ready()
             moments = self.extensions.moments
             await moments.started()  # the conversation's first turn: on_start functions
             content = await moments.submitted(expanded.prompt, expanded.content)
-            self.checkpoints.start(expanded.prompt)
-            try:
-                return await moments.until_stopped(self.agent.turn, content, self.events)
-            finally:
-                await self._end_checkpoint()
+            reply = await self._one_turn(Steer(expanded.prompt, content))
+            while (steer := self.steering.take_first()) is not None:
+                self.events.emit(Steered(steer.prompt, steer.content, next_turn=True))
+                reply = await self._one_turn(steer)
+            return reply
         finally:
             self._turn = None
+            self._turning = False
+
+    async def _one_turn(self, prompt: Steer) -> str:
+        """One turn of a prompt whose prompt functions ran, with its checkpoint."""
+        self.checkpoints.start(prompt.prompt)
+        try:
+            return await self.extensions.moments.until_stopped(
+                self.agent.turn, prompt.content, self.events
+            )
+        finally:
+            await self._end_checkpoint()
+
+    async def steer(self, prompt: str | Expanded) -> bool:
+        """Send ``prompt`` into the running turn: the model gets it as a user message at the
+        next step boundary, after the tool results of the reply streaming now and before
+        its next request; when that reply has no tool calls, it is the next turn's prompt
+        (see ``turn``). It is expanded and the ``on_prompt`` functions run now, as for a
+        turn (``MentionError``, ``PromptBlocked``: nothing sent). False when no turn runs
+        (a ``!command`` is no turn): nothing is done, send it as a turn instead. Until it
+        is delivered ``steering`` holds it; after a cancel, take it back from there."""
+        if not self._turning:
+            return False
+        expanded = prompt if isinstance(prompt, Expanded) else self.expand(prompt)
+        content = await self.extensions.moments.submitted(expanded.prompt, expanded.content)
+        if not self._turning:  # the turn ended while the prompt functions ran
+            return False
+        self.steering.add(Steer(expanded.prompt, content))
+        return True
 
     async def shell(self, command: str, *, sandbox: bool = True) -> ShellRun:
         """Run ``command`` as the user typed it after ``!``: ``bash -c`` in the session's
