@@ -35,17 +35,39 @@ def same_destination(out: TextIO, err: TextIO) -> bool:
     return os.path.samestat(first, second) or (terminals and first.st_rdev == second.st_rdev)
 
 
+def is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 class Printer:
-    """Reply text on stdout as it streams; tool activity and notes on stderr.
+    """Reply text on stdout; tool activity and notes on stderr.
 
     stdout holds the replies alone (a blank line between two, a newline at the end), so a
-    pipe or a file of its own gets exactly them. When stdout and stderr end up in one place
+    pipe or a file of its own gets exactly them. On a terminal a reply streams as it
+    arrives; into a pipe or a file (``hold``) each reply is written once it has finished,
+    so a reply taken back for a retry (``ReplyWithdrawn``) never reaches it: on a terminal
+    the taken-back text is marked so instead. When stdout and stderr end up in one place
     (``same_destination``: a terminal, ``2>&1``), the reply's open line is ended before a
     line goes to stderr, so a tool line never runs on from the reply's text."""
 
-    def __init__(self, out: TextIO, err: TextIO, as_json: bool, *, shared: bool = False) -> None:
+    WITHDRAWN = "↺ cut off before the model finished: taken back, the reply comes again"
+
+    def __init__(
+        self,
+        out: TextIO,
+        err: TextIO,
+        as_json: bool,
+        *,
+        shared: bool = False,
+        hold: bool | None = None,
+    ) -> None:
         self.out, self.err, self.as_json = out, err, as_json
         self.shared = shared  # stdout and stderr end up in one place
+        self.hold = not is_terminal(out) if hold is None else hold  # a reply waits to finish
+        self._held: list[str] = []  # the streaming reply's text, while it is held
         self.failed: str | None = None
         self.command_output = False  # a command runs: what it says is its output (stdout)
         self._line_open = False  # stdout's last reply line has no newline yet
@@ -56,6 +78,7 @@ class Printer:
             ev.ToolCallStarted: self._call_started,
             ev.ToolCallFinished: self._call_finished,
             ev.ReplyFinished: self._reply_finished,
+            ev.ReplyWithdrawn: self._withdrawn,
             ev.Retrying: self._retrying,
             ev.TurnFinished: self._turn_finished,
             Note: self.note,
@@ -88,15 +111,28 @@ class Printer:
             handler(event)
 
     def _text(self, event: ev.TextChunk) -> None:
+        if self.hold:
+            self._held.append(event.text)
+        else:
+            self._write(event.text)
+
+    def _release(self) -> None:
+        """The held reply, finished (or kept as it stopped), written out."""
+        if self._held:
+            text = "".join(self._held)
+            self._held.clear()
+            self._write(text)
+
+    def _write(self, text: str) -> None:
         if self._reply_ended or not self._replies:  # a new reply: its own paragraph
             if self._replies:
                 self._end_line()
                 self.out.write("\n")
             self._replies += 1
             self._reply_ended = False
-        self.out.write(event.text)
+        self.out.write(text)
         self.out.flush()
-        self._line_open = not event.text.endswith("\n")
+        self._line_open = not text.endswith("\n")
 
     def _call_started(self, event: ev.ToolCallStarted) -> None:
         self._err(f"→ {event.name} {event.arguments}")
@@ -106,14 +142,26 @@ class Printer:
         self._err(f"{mark} {event.name} ({event.elapsed:.2f}s)")
 
     def _reply_finished(self, event: ev.ReplyFinished) -> None:
+        self._release()
         self._reply_ended = True
         if event.finish_reason == "length":
             self._err(f"note: {ev.LENGTH_NOTE}")
 
+    def _withdrawn(self, event: ev.ReplyWithdrawn) -> None:
+        if self._held:  # never written: nothing to take back
+            self._held.clear()
+            return
+        if self._replies and not self._reply_ended:  # streamed to a terminal: marked
+            self._end_line()
+            self.out.write(f"{self.WITHDRAWN}\n")
+            self.out.flush()
+            self._reply_ended = True
+
     def _retrying(self, event: ev.Retrying) -> None:
-        self._err(f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}")
+        self._err(event.line())
 
     def _turn_finished(self, event: ev.TurnFinished) -> None:
+        self._release()  # a turn cancelled mid-reply keeps the text it recorded
         self._end_line()
 
     def _err(self, line: str) -> None:
@@ -142,6 +190,7 @@ def _as_json(event: Any) -> dict[str, Any]:
         ev.TurnFinished: "done",
         ev.ReplyFinished: "reply_finished",
         ev.Retrying: "retrying",
+        ev.ReplyWithdrawn: "reply_withdrawn",
         ev.Rewound: "rewound",
     }.get(type(event), type(event).__name__)
     payload: dict[str, Any] = {"type": name}

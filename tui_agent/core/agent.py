@@ -191,7 +191,13 @@ class Agent:
         return await self.toolbox.run(call.name, args, context)
 
     async def _reply(self, provider: Provider) -> Reply:
-        """One streamed reply, retrying failures that happen before anything arrived."""
+        """One streamed reply. A failure a retry can mend (``ProviderError.retryable``: 429,
+        5xx, a dropped connection, a stream cut before the model finished) is retried up
+        to ``retry_attempts`` requests in all, with backoff and jitter (``Retry-After``
+        wins), also when part of the reply had arrived: nothing of it ran (its tool calls
+        run once it has finished), so it is taken back (``ReplyWithdrawn``) and streams
+        again whole. Only a finished reply is returned to be recorded; when the attempts
+        run out, what had arrived is kept, marked incomplete, and never acted on."""
         attempts = int(self._setting("retry_attempts", DEFAULT_ATTEMPTS))
         base = float(self._setting("retry_base_delay", DEFAULT_BASE_DELAY))
         attempt = 0
@@ -212,13 +218,16 @@ class Agent:
                     if await self._fit(overflow=True, limit=getattr(exc, "limit", None)):
                         attempt -= 1
                         continue
-                if exc.retryable and nothing_arrived and attempt < attempts:
+                if exc.retryable and attempt < attempts:
+                    if not nothing_arrived:
+                        self._pending = None  # a cancel now keeps nothing of it
+                        self.events.emit(ev.ReplyWithdrawn(message, attempt))
                     delay = exc.retry_after
                     if delay is None:
                         delay = min(MAX_DELAY, base * 2 ** (attempt - 1))
                         delay += random.uniform(0, delay / 2)
                     delay = min(delay, MAX_DELAY * 2)
-                    self.events.emit(ev.Retrying(attempt, delay, message))
+                    self.events.emit(ev.Retrying(attempt, delay, message, attempts))
                     log.info("retrying in %.2fs after: %s", delay, message)
                     await asyncio.sleep(delay)
                     continue

@@ -173,6 +173,7 @@ class ReplyStream:
     def __init__(self, chat: ChatView) -> None:
         self.chat = chat
         self.segment: ReplyMarkdown | None = None  # the live one, from the first text drawn
+        self.segments: list[ReplyMarkdown] = []  # all of them, the live one last
         self.text = ""  # what the live segment holds
         self._pending: list[str] = []
         self._wake = asyncio.Event()
@@ -196,6 +197,12 @@ class ReplyStream:
         self._stopping = True
         self._wake.set()
         await asyncio.shield(self._task)
+
+    async def discard(self) -> list[ReplyMarkdown]:
+        """Finish without drawing what is still pending; the segments drawn so far."""
+        self._pending.clear()
+        await self.stop()
+        return self.segments
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -228,6 +235,7 @@ class ReplyStream:
         first = pieces[0]
         if self.segment is None:  # the reply's first text: its first segment, with the text
             self.segment = ReplyMarkdown(first)
+            self.segments.append(self.segment)
             await self.chat.mount(self.segment)
         elif len(first) > len(self.text):
             await self.segment.append(first[len(self.text) :])
@@ -237,6 +245,7 @@ class ReplyStream:
             if heap is not None:
                 heap.freeze()  # finished segments are long-lived (see heap.py)
             segment = ReplyMarkdown()
+            self.segments.append(segment)
             await self.chat.mount(segment, after=self.segment)
             self.segment, self.text = segment, piece
             await segment.append(piece)
@@ -397,6 +406,7 @@ class ChatView(VerticalScroll):
         self.first_frame_drawn = first_frame_drawn
         self._stream: ReplyStream | None = None
         self._thinking: Thinking | None = None
+        self._streamed: list[Thinking | ReplyStream] = []  # the streaming reply's parts
         self._shell: Any = None  # the running !command's ShellBlock
         self.calls: dict[str, ToolCallBlock] = {}
         self.hidden = 0
@@ -544,6 +554,7 @@ class ChatView(VerticalScroll):
         thinking = self._thinking
         if thinking is None:
             thinking = self._thinking = Thinking()
+            self._streamed.append(thinking)
             await self.mount(thinking)
         thinking.add(text)
 
@@ -554,6 +565,7 @@ class ChatView(VerticalScroll):
         stream = self._stream
         if stream is None:  # its first segment is mounted when text is drawn (ReplyStream)
             stream = self._stream = ReplyStream(self)
+            self._streamed.append(stream)
         await stream.write(text)
 
     def backlog(self) -> int:
@@ -572,6 +584,26 @@ class ChatView(VerticalScroll):
                 self._stream.segment.add_class("incomplete")
         self._stream = None
 
+    def reply_done(self) -> None:
+        """The streaming reply finished (or the turn ended): it stays."""
+        self._streamed.clear()
+
+    async def withdraw_reply(self) -> None:
+        """Take back the reply streaming now, its thinking and its text (``ReplyWithdrawn``:
+        it stopped before the model finished, and its retry streams in its place)."""
+        parts, self._streamed = self._streamed, []
+        self._thinking = None
+        self._stream = None
+        widgets: list[Widget] = []
+        for part in parts:
+            widgets.extend(await part.discard() if isinstance(part, ReplyStream) else [part])
+        if not widgets:
+            return
+        if any(widget is folded for folded, _ in self.folded for widget in widgets):
+            self.unfold()  # a long reply's first segments may be folded away
+        await self.remove_children(widgets)
+        self._removed()
+
     async def start_call(
         self, call_id: str, name: str, arguments: str, args: dict[str, Any] | None
     ) -> None:
@@ -588,6 +620,7 @@ class ChatView(VerticalScroll):
 
     async def clear(self) -> None:
         await self.end_reply()
+        self._streamed.clear()
         self.calls.clear()
         self.hidden = 0
         self.folded.clear()

@@ -56,10 +56,17 @@ async def usage(app: TuiAgentApp, chat: ChatView, event: ev.UsageUpdate) -> None
 
 
 async def retrying(app: TuiAgentApp, chat: ChatView, event: ev.Retrying) -> None:
-    await chat.add_note(f"retrying in {event.delay:.1f}s (attempt {event.attempt}): {event.reason}")
+    await chat.add_note(event.line())
+
+
+async def reply_withdrawn(app: TuiAgentApp, chat: ChatView, event: ev.ReplyWithdrawn) -> None:
+    """The reply stopped before the model finished: taken off the screen; the retry's note
+    (``Retrying`` comes next) stands where it was, and the new reply streams after it."""
+    await chat.withdraw_reply()
 
 
 async def reply_finished(app: TuiAgentApp, chat: ChatView, event: ev.ReplyFinished) -> None:
+    chat.reply_done()
     if event.incomplete:
         await chat.end_reply(incomplete=True)
     elif event.finish_reason == "length":
@@ -67,6 +74,7 @@ async def reply_finished(app: TuiAgentApp, chat: ChatView, event: ev.ReplyFinish
 
 
 async def turn_finished(app: TuiAgentApp, chat: ChatView, event: ev.TurnFinished) -> None:
+    chat.reply_done()
     await chat.end_reply()
     app.update_status()
     app.call_after_refresh(app.heap.settle)
@@ -145,6 +153,7 @@ HANDLERS: dict[type, Handler] = {
     ev.CommandsChanged: commands_changed,
     ev.UsageUpdate: usage,
     ev.Retrying: retrying,
+    ev.ReplyWithdrawn: reply_withdrawn,
     ev.ReplyFinished: reply_finished,
     ev.TurnFinished: turn_finished,
     ev.ConversationReset: conversation_reset,

@@ -279,13 +279,13 @@ class OpenAIProvider:
         overflow: bool = False,
         limit: int | None = None,
     ) -> ProviderError:
-        """A reply that stopped before the model finished: retried only if nothing of it was
-        shown (a retry would show it twice)."""
-        shown = reader.shown
+        """A reply that stopped before the model finished. Retryable even when some of it
+        was shown (``partial``): no tool call of it was handed on (they are, at the end),
+        so the agent takes the shown part back and asks again."""
         return ProviderError(
             message,
-            retryable=retryable and not shown,
-            partial=shown,
+            retryable=retryable,
+            partial=reader.shown,
             overflow=overflow,
             limit=limit,
         )
