@@ -14,13 +14,16 @@ from conftest import write
 from tui_agent import create_session
 from tui_agent.core.session import Session
 from tui_agent.events import Steered, TurnStarted
-from tui_agent.testing import Call, FakeOpenAI, Reply
+from tui_agent.testing import Call, FakeOpenAI, Reply, chat_text, run_app, send, turn_over, wait_for
 
-SLOW = 0.05  # seconds between the chunks of a reply that is still streaming when we type
+SLOW = 0.1  # seconds between the chunks of a reply that is still streaming when we type
+
+
+LONG = "The first answer is long and takes a while to come."
 
 
 def slow(text: str = "one two three four five six seven eight nine ten", **kw: Any) -> Reply:
-    """A reply that takes about half a second to stream (a word a chunk)."""
+    """A reply that takes about a second to stream (a word a chunk)."""
     return Reply(text, delay=SLOW, **kw)
 
 
@@ -80,7 +83,10 @@ async def test_steer_reaches_the_next_request_after_the_tool_results(
 async def test_steer_during_the_last_reply_starts_the_next_turn(
     session: Session, fake_openai: FakeOpenAI
 ) -> None:
-    fake_openai.script += [slow("The first answer is long."), Reply("Second answer.")]
+    fake_openai.script += [
+        slow(LONG),
+        Reply("Second answer."),
+    ]
     seen: list[Any] = []
     session.events.listen(seen.append)
     turn = asyncio.ensure_future(session.turn("first"))
@@ -95,7 +101,7 @@ async def test_steer_during_the_last_reply_starts_the_next_turn(
         "Steered",
         "TurnStarted",
     ]
-    assert [e for e in seen if isinstance(e, Steered)][0].next_turn
+    assert next(e for e in seen if isinstance(e, Steered)).next_turn
     assert [c.prompt for c in session.checkpoints.list()] == ["first", "second"]  # /undo: one
 
 
@@ -118,3 +124,268 @@ async def test_a_cancelled_turn_keeps_what_was_steered(
     assert [s.prompt for s in session.steering.take()] == ["then this"]
     assert len(fake_openai.requests) == 1
     assert "then this" not in str(session.conversation.messages)
+
+
+# -- the app: Enter queues, Ctrl+S steers, Up edits, Esc takes back -------------------------
+
+
+def shown_users(app: Any) -> list[str]:
+    """The user messages the chat shows, in order."""
+    from tui_agent.ui.chat import UserMessage
+
+    return [str(m.visual.plain) for m in app.chat.query(UserMessage)]  # type: ignore[attr-defined]
+
+
+def queue_text(app: Any) -> str:
+    from tui_agent.ui.queue import QueuedPrompts
+
+    views = app.query(QueuedPrompts)
+    if not views or not views.first().has_class("shown"):
+        return ""
+    return str(views.first().visual.plain)
+
+
+async def typed(pilot: Any, text: str) -> None:
+    """``text`` in the prompt, cursor at its end, nothing pressed."""
+    from tui_agent.ui.prompt import PromptArea
+
+    prompt = pilot.app.query_one(PromptArea)
+    prompt.focus()
+    prompt.text = text
+    prompt.move_cursor(prompt.document.end)
+    await pilot.pause()
+
+
+async def streaming(pilot: Any, server: FakeOpenAI, requests: int = 1) -> None:
+    """Until the app's turn is running and the server has ``requests`` requests."""
+    await wait_for(pilot, lambda: pilot.app.session.busy and len(server.requests) >= requests)
+
+
+async def settled(pilot: Any, server: FakeOpenAI, requests: int) -> None:
+    """Until the queue is empty, ``requests`` requests were made and the app is idle; then
+    a moment more, so a request sent twice would show."""
+    await wait_for(pilot, lambda: len(server.requests) >= requests, timeout=10)
+    await turn_over(pilot)
+    await wait_for(pilot, lambda: not pilot.app.queued and not pilot.app.working, timeout=10)
+    await turn_over(pilot)
+    await asyncio.sleep(0.3)
+    await pilot.pause()
+
+
+async def test_enter_while_working_queues_and_sends_when_the_turn_ends(
+    session: Session, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script += [
+        slow(LONG),
+        Reply("Second answer."),
+        Reply("Third."),
+    ]
+    async with run_app(session) as pilot:
+        app: Any = pilot.app
+        await send(pilot, "first")
+        await streaming(pilot, fake_openai)
+        await send(pilot, "second")
+        await send(pilot, "third")
+        assert app.queued == ("second", "third")
+        assert "⏸ queued: second" in queue_text(app) and "⏸ queued: third" in queue_text(app)
+        assert app.prompt.text == ""
+        assert app.screen.active_bindings["escape"].binding.action == "unqueue"
+        assert len(fake_openai.requests) == 1  # nothing goes out before the turn ends
+
+        await settled(pilot, fake_openai, 3)
+        assert [users(r) for r in fake_openai.requests] == [
+            ["first"],
+            ["first", "second"],
+            ["first", "second", "third"],
+        ]  # one at a time, in order, each once
+        assert roles(fake_openai.requests[1])[-2:] == ["assistant", "user"]
+        assert shown_users(app) == ["first", "second", "third"]
+        assert queue_text(app) == ""
+        assert "Third." in chat_text(app)
+    session.transcript.journal.close()
+
+
+async def test_up_in_the_empty_prompt_takes_the_last_queued_back_for_editing(
+    session: Session, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script += [slow(), Reply("Done.")]
+    async with run_app(session) as pilot:
+        app: Any = pilot.app
+        await send(pilot, "first")
+        await streaming(pilot, fake_openai)
+        await send(pilot, "secnd prompt")
+        assert app.queued == ("secnd prompt",)
+        await pilot.press("up")
+        assert app.prompt.text == "secnd prompt"  # the queued one, not the history's
+        assert app.queued == ()
+        assert queue_text(app) == ""
+        await typed(pilot, "second prompt")
+        await pilot.press("enter")
+        assert app.queued == ("second prompt",)
+
+        await settled(pilot, fake_openai, 2)
+        assert [users(r) for r in fake_openai.requests] == [["first"], ["first", "second prompt"]]
+        assert shown_users(app) == ["first", "second prompt"]
+    session.transcript.journal.close()
+
+
+async def test_esc_takes_the_queue_back_before_it_cancels(
+    session: Session, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script += [slow("a b c d e f g h i j k l m n o p q r s t")]
+    async with run_app(session) as pilot:
+        app: Any = pilot.app
+        await send(pilot, "first")
+        await streaming(pilot, fake_openai)
+        await send(pilot, "later one")
+        await send(pilot, "later two")
+        await typed(pilot, "typed")
+        await pilot.press("escape")
+        assert app.prompt.text == "later one\n\nlater two\n\ntyped"
+        assert app.queued == ()
+        assert app.session.busy  # the turn goes on
+        assert app.screen.active_bindings["escape"].binding.action == "cancel_turn"
+
+        await settled(pilot, fake_openai, 1)
+        assert len(fake_openai.requests) == 1  # nothing queued was sent
+        assert "a b c d e f g h i j k l m n o p q r s t" in chat_text(app)
+        assert app.prompt.text == "later one\n\nlater two\n\ntyped"
+    session.transcript.journal.close()
+
+
+async def test_cancelling_the_turn_puts_the_queue_back_into_the_prompt(
+    session: Session, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script += [slow("a b c d e f g h i j k l m n o p q r s t")]
+    async with run_app(session) as pilot:
+        app: Any = pilot.app
+        await send(pilot, "first")
+        await streaming(pilot, fake_openai)
+        await send(pilot, "queued one")
+        await pilot.press("ctrl+c")  # cancels whatever is queued
+        await settled(pilot, fake_openai, 1)
+        assert "Cancelled." in chat_text(app)
+        assert app.prompt.text == "queued one"
+        assert app.queued == ()
+        assert len(fake_openai.requests) == 1
+        assert shown_users(app) == ["first"]
+    session.transcript.journal.close()
+
+
+async def test_ctrl_s_steers_into_the_turn_at_the_next_step(
+    session: Session, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script += [
+        Reply(calls=[Call("read", {"path": "a.txt"})], delay=SLOW),
+        Reply("It says alpha beta."),
+    ]
+    async with run_app(session) as pilot:
+        app: Any = pilot.app
+        await send(pilot, "read a.txt")
+        await streaming(pilot, fake_openai)
+        assert app.screen.active_bindings["ctrl+s"].binding.action == "steer"
+        await typed(pilot, "and count the words")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "↳ steering: and count the words" in queue_text(app))
+        assert app.queued == ()
+
+        await settled(pilot, fake_openai, 2)
+        second = fake_openai.requests[1]
+        assert roles(second)[-3:] == ["assistant", "tool", "user"]
+        assert users(second) == ["read a.txt", "and count the words"]
+        assert len(fake_openai.requests) == 2  # the same turn: no request of its own
+        assert shown_users(app) == ["read a.txt", "and count the words"]
+        text = chat_text(app)
+        assert text.index("✔ read") < text.index("and count the words") < text.index("It says")
+        assert queue_text(app) == ""
+    session.transcript.journal.close()
+
+
+async def test_steering_the_last_reply_is_the_next_turn_shown_once(
+    session: Session, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script += [
+        slow(LONG),
+        Reply("Second answer."),
+    ]
+    async with run_app(session) as pilot:
+        app: Any = pilot.app
+        await send(pilot, "first")
+        await streaming(pilot, fake_openai)
+        await typed(pilot, "second")
+        await pilot.press("ctrl+s")
+        await settled(pilot, fake_openai, 2)
+        assert [users(r) for r in fake_openai.requests] == [["first"], ["first", "second"]]
+        assert shown_users(app) == ["first", "second"]
+        assert "Second answer." in chat_text(app)
+    session.transcript.journal.close()
+
+
+async def test_ctrl_s_with_an_empty_prompt_steers_the_queue(
+    session: Session, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script += [
+        Reply(calls=[Call("read", {"path": "a.txt"})], delay=SLOW),
+        Reply("Done."),
+    ]
+    async with run_app(session) as pilot:
+        app: Any = pilot.app
+        await send(pilot, "read a.txt")
+        await streaming(pilot, fake_openai)
+        await send(pilot, "hurry")
+        assert app.queued == ("hurry",)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.steering == ("hurry",))
+        await settled(pilot, fake_openai, 2)
+        assert users(fake_openai.requests[1]) == ["read a.txt", "hurry"]
+        assert len(fake_openai.requests) == 2
+    session.transcript.journal.close()
+
+
+async def test_cancel_takes_back_what_was_steered(
+    session: Session, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script += [slow("a b c d e f g h i j k l m n o p q r s t")]
+    async with run_app(session) as pilot:
+        app: Any = pilot.app
+        await send(pilot, "first")
+        await streaming(pilot, fake_openai)
+        await typed(pilot, "steered")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.session.steering)
+        await pilot.press("escape")  # the steer is taken back, the turn goes on
+        assert app.prompt.text == "steered" and app.session.busy
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.session.steering)
+        await pilot.press("ctrl+c")
+        await settled(pilot, fake_openai, 1)
+        assert app.prompt.text == "steered"
+        assert len(fake_openai.requests) == 1
+    session.transcript.journal.close()
+
+
+async def test_commands_typed_while_working_wait_for_the_turn(
+    session: Session, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script += [slow()]
+    ran: list[str] = []
+
+    async def mark(args: str | None) -> None:
+        ran.append(f"busy={session.busy}")
+
+    async with run_app(session) as pilot:
+        app: Any = pilot.app
+        await wait_for(pilot, lambda: session.extensions.loaded)
+        session.commands.register("mark", description="Mark", handler=mark)
+        await send(pilot, "first")
+        await streaming(pilot, fake_openai)
+        await send(pilot, "/mark")
+        await typed(pilot, "/mark")
+        await pilot.press("ctrl+s")  # a command is never steered: queued
+        assert app.queued == ("/mark", "/mark")
+        assert ran == []
+        await settled(pilot, fake_openai, 1)
+        await wait_for(pilot, lambda: len(ran) == 2)
+        assert ran == ["busy=False", "busy=False"]
+        assert len(fake_openai.requests) == 1
+    session.transcript.journal.close()

@@ -148,7 +148,6 @@ class Session:
             steering=self.steering,
         )
         self._turn: asyncio.Task[Any] | None = None
-        self._turning = False  # the work running is a turn: steer() reaches it
         self.themes: list[str] = []
         self.exit_requested = False
 
@@ -340,7 +339,7 @@ class Session:
         (``Steered`` with ``next_turn``); the reply returned is the last turn's."""
         expanded = prompt if isinstance(prompt, Expanded) else self.expand(prompt)
         self._turn = asyncio.current_task()
-        self._turning = True
+        self.steering.open = True
         try:
             await self.ready()
             moments = self.extensions.moments
@@ -353,7 +352,7 @@ class Session:
             return reply
         finally:
             self._turn = None
-            self._turning = False
+            self.steering.open = False
 
     async def _one_turn(self, prompt: Steer) -> str:
         """One turn of a prompt whose prompt functions ran, with its checkpoint."""
@@ -373,11 +372,11 @@ class Session:
         turn (``MentionError``, ``PromptBlocked``: nothing sent). False when no turn runs
         (a ``!command`` is no turn): nothing is done, send it as a turn instead. Until it
         is delivered ``steering`` holds it; after a cancel, take it back from there."""
-        if not self._turning:
+        if not self.steering.open:
             return False
         expanded = prompt if isinstance(prompt, Expanded) else self.expand(prompt)
         content = await self.extensions.moments.submitted(expanded.prompt, expanded.content)
-        if not self._turning:  # the turn ended while the prompt functions ran
+        if not self.steering.open:  # the turn ended while the prompt functions ran
             return False
         self.steering.add(Steer(expanded.prompt, content))
         return True

@@ -23,10 +23,12 @@ class Steer:
 
 
 class Steering:
-    """The steers not delivered yet, oldest first."""
+    """The steers not delivered yet, oldest first. ``open``: a turn runs (the session
+    sets it; a ``!command`` is no turn), so a steer added now reaches it."""
 
     def __init__(self) -> None:
         self._pending: list[Steer] = []
+        self.open = False
 
     def add(self, steer: Steer) -> None:
         self._pending.append(steer)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the core is imported after the first frame (see TuiAgentApp
     from ..core.session import Session
     from .connected import Connection
     from .event_handlers import Handler
+    from .queue import QueuedPrompts
     from .status import StatusPart
     from .tools_panel import ToolsPanel
 
@@ -138,6 +139,11 @@ class TuiAgentApp(App[None]):
         Binding("ctrl+t", "toggle_tools", "Tools", id="app.tools"),
         # priority: the prompt (a TextArea) would take Shift+Tab; dialogs keep it (check_action)
         Binding("shift+tab", "cycle_mode", "Mode", priority=True, id="app.mode"),
+        # while a turn runs: Ctrl+S (Ctrl+Enter where the terminal tells it from Enter; in
+        # tmux it does not) sends the prompt into the turn instead of queuing it
+        Binding("ctrl+s,ctrl+enter", "steer", "Steer", id="app.steer"),
+        # Esc takes queued prompts back into the prompt before it cancels anything
+        Binding("escape", "unqueue", "Take back queued", id="app.unqueue"),
         Binding("escape", "cancel_turn", "Cancel", id="app.cancel"),  # shown while working
         Binding("ctrl+c", "interrupt", "Cancel", show=False, priority=True, id="app.cancel2"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit"),
@@ -176,12 +182,17 @@ class TuiAgentApp(App[None]):
         )
         self._prompt = PromptArea(self._complete, id="prompt")
         self._prompt.find_files = self._find_files
+        self._prompt.take_queued = self._take_last_queued
+        self._queue: list[str] = []  # sent while working: each sent when the work ends
+        self._steering: list[str] = []  # steered, on their way into session.steering
+        self._queue_view: QueuedPrompts | None = None  # mounted above the prompt when needed
         self.first_frame_drawn = False
         self._tools: ToolsPanel | None = None  # mounted when first shown
         self._status_width = 0  # the prompt's width the status was last fitted to
         self._chunks: dict[type, bool] = {}  # text chunk classes, known once connected
         self._handlers: dict[type, Handler] = {}
         self._turn_started: type | None = None  # the core's TurnStarted, once connected
+        self._steered: type | None = None  # the core's Steered, once connected
         self._announced = False  # run_turn showed the prompt of the turn about to start
         self._unheard: list[Note] = []  # notes said before the app listened (shown on load)
         self._session: Session | None = None
@@ -198,8 +209,8 @@ class TuiAgentApp(App[None]):
         yield AppHeader()
         yield self._chat
         # the prompt's bottom border shows the status (update_status); the Tab-completion
-        # menu is mounted above the prompt when first needed and the tools panel (docked
-        # right) when first shown: the first frame goes without them
+        # menu and the queued prompts are mounted above the prompt when first needed and
+        # the tools panel (docked right) when first shown: the first frame goes without them
         yield self._prompt
         yield AppFooter()
 
@@ -261,6 +272,7 @@ class TuiAgentApp(App[None]):
         self._chunks = CHUNKS  # chunk type -> thinking (batched: _on_core_event)
         self._handlers = HANDLERS  # every other event type -> what the app does with it
         self._turn_started = events.TurnStarted
+        self._steered = events.Steered
         self._unsubscribe.append(session.events.listen(self._on_core_event))
         self._unheard = list(session.output.history)  # the rest comes with the events
         self._prompt.keep_history(self._connection.history)
@@ -466,7 +478,10 @@ class TuiAgentApp(App[None]):
     # -- input --------------------------------------------------------------------------------
 
     async def on_prompt_area_submitted(self, message: PromptArea.Submitted) -> None:
-        self.run_line(message.text)
+        if message.steer:
+            self.steer_line(message.text)
+        else:
+            self.run_line(message.text)
 
     def run_line(self, line: str) -> None:
         """Run what was sent (the prompt's Enter, the palette): a ``/command`` or a turn.
@@ -479,16 +494,158 @@ class TuiAgentApp(App[None]):
         self._start_line(line)
 
     def _start_line(self, line: str) -> Worker[None] | None:
+        if self.working:  # a turn or !command runs: sent when it ends (commands too)
+            self.queue_line(line)
+            return None
         if self.connection.is_command(line):
             return self.run_command(line)
-        if self.session.busy:
-            self.notify("Still working: press Esc to cancel first.", severity="warning")
-            self._prompt.text = line
-            return None
         command = self.connection.shell_command(line)
         if command is not None:
             return self.run_shell(command, self.connection.shell_outside(line))
         return self.run_turn(line)
+
+    # -- the queue: what is sent while a turn runs -----------------------------------------------
+
+    @property
+    def working(self) -> bool:
+        """A turn or ``!command`` runs, or is starting: a line sent now is queued."""
+        if self._session is not None and self._session.busy:
+            return True
+        return any(w.group == "agent" and not w.is_finished for w in self.workers)
+
+    @property
+    def queued(self) -> tuple[str, ...]:
+        """The prompts (and commands) waiting for the work to end, oldest first."""
+        return tuple(self._queue)
+
+    @property
+    def steering(self) -> tuple[str, ...]:
+        """The prompts sent into the running turn that the model has not got yet."""
+        session = self._session
+        pending = [steer.prompt for steer in session.steering.pending] if session else []
+        return (*pending, *self._steering)
+
+    def show_queue(self) -> None:
+        """The dimmed list above the prompt and the footer's Esc follow the queue."""
+        steering, view = self.steering, self._queue_view
+        parent = self._prompt.parent
+        if view is None and (steering or self._queue) and parent is not None:
+            from .queue import QueuedPrompts  # the first frame goes without it
+
+            view = self._queue_view = QueuedPrompts(id="queue")
+            parent.mount(view, before=self._prompt)
+        if view is not None:
+            view.show(steering, self._queue)
+        self.refresh_bindings()
+
+    def queue_line(self, line: str) -> None:
+        """``line`` waits for the running work to end; then the queue is sent in order."""
+        self._queue.append(line)
+        self.show_queue()
+
+    def steer_line(self, line: str) -> None:
+        """Ctrl+S: ``line`` into the running turn, which the model gets before its next
+        request. With no turn running it is sent as Enter sends it; a ``/command`` or
+        ``!command`` is queued (only prompts reach a turn)."""
+        if not self.session_ready or not self.session.steering.open:
+            self.run_line(line)
+            return
+        if self.connection.is_command(line) or self.connection.shell_command(line) is not None:
+            self.notify("Commands wait for the turn to end: queued.")
+            self.queue_line(line)
+            return
+        self._steering.append(line)
+        self.show_queue()
+        self._steer(line)
+
+    @work(group="steer", exit_on_error=False)
+    async def _steer(self, line: str) -> None:
+        """A steer's ``@path`` attachments are read first: a path that cannot be attached
+        is said and the text comes back into the prompt box, as for a turn. If the turn
+        ended meanwhile, the text is the next line sent."""
+        steered = False
+        try:
+            expanded = await self.connection.expand(line)
+            if isinstance(expanded, str):
+                self.say(f"error: {expanded}", "error")
+                self._prompt.put_back([line])
+                return
+            try:
+                steered = await self.session.steer(expanded)
+            except Exception as exc:  # an on_prompt function stopped it: nothing sent
+                self.say(f"error: {exc}", "error")
+                self._prompt.put_back([line])
+                return
+        finally:
+            self._steering.remove(line)
+            self.show_queue()
+        if not steered:  # the turn is over: first in line
+            self._queue.insert(0, line)
+            self._send_next()
+
+    def take_back(self) -> list[str]:
+        """Everything steered (not delivered yet) and queued, out of the queue and into
+        the prompt box, before what is typed there; nothing is sent."""
+        session = self._session
+        taken = [steer.prompt for steer in session.steering.take()] if session else []
+        taken += self._queue
+        self._queue.clear()
+        self.show_queue()
+        if taken and self._prompt.is_attached:
+            self._prompt.put_back(taken)
+            self._prompt.focus()
+        return taken
+
+    def _take_last_queued(self) -> str | None:
+        """Up in the empty prompt: the last queued (else steered) prompt, for editing."""
+        session = self._session
+        if self._queue:
+            taken: str | None = self._queue.pop()
+        else:
+            steer = session.steering.take_last() if session is not None else None
+            taken = steer.prompt if steer is not None else None
+        if taken is not None:
+            self.show_queue()
+        return taken
+
+    def _work_ended(self, cancelled: bool) -> None:
+        """A turn, ``!command`` or command ended. Cancelled: what was queued or steered
+        comes back into the prompt box (nothing is sent); else what was steered too late
+        for the turn, then the queue, is sent, one line at a time."""
+        session = self._session
+        if session is None or session.busy:  # another turn runs: its end sends the queue
+            return
+        if cancelled:
+            if self.take_back():
+                self.notify("Cancelled: the queued prompts are back in the prompt box.")
+            return
+        self._queue[:0] = [steer.prompt for steer in session.steering.take()]
+        self.show_queue()
+        if self._queue:
+            self.call_later(self._send_next)
+
+    def _send_next(self) -> None:
+        if not self._queue or self._session is None or self._session.busy:
+            return
+        if self.working:  # the worker that ended is finishing: a moment later
+            self.set_timer(0.02, self._send_next)
+            return
+        line = self._queue.pop(0)
+        self.show_queue()
+        self._start_line(line)
+
+    def action_steer(self) -> None:
+        """Ctrl+S: the prompt's text into the running turn (an empty prompt: the queue)."""
+        if self._prompt.text.strip():
+            self._prompt.action_submit(steer=True)
+            return
+        queued, self._queue = self._queue, []
+        for line in queued:
+            self.steer_line(line)
+        self.show_queue()
+
+    def action_unqueue(self) -> None:
+        self.take_back()
 
     @work(group="waiting", exit_on_error=False)
     async def _run_waiting(self) -> None:
@@ -514,15 +671,18 @@ class TuiAgentApp(App[None]):
         # a command still running after a moment (a Markdown command's !`…`) shows
         # "working…" and Esc, as a turn does
         shown = self.set_timer(0.2, self._show_working)
+        cancelled = False
         try:
             await self.session.run_command_line(line)
         except asyncio.CancelledError:  # Esc (a Markdown command's commands or turn)
+            cancelled = True
             self.say("Cancelled.", "error")
             raise
         finally:
             shown.stop()
             self.update_status()
             self.refresh_bindings()  # a command may have run a turn: Cancel goes
+            self._work_ended(cancelled)
 
     def _show_working(self) -> None:
         self.update_status()
@@ -542,9 +702,11 @@ class TuiAgentApp(App[None]):
         self.post_message(UserLine(prompt, chips))
         self.update_status()
         self._announced = True
+        cancelled = False
         try:
             await self.session.turn(expanded)
         except asyncio.CancelledError:
+            cancelled = True
             self.say("Cancelled.", "error")
             raise
         except Exception as exc:
@@ -553,6 +715,7 @@ class TuiAgentApp(App[None]):
             self._announced = False
             self.update_status()
             self.refresh_bindings()  # Cancel leaves the footer
+            self._work_ended(cancelled)
 
     @work(group="agent", exclusive=True, exit_on_error=False)
     async def run_shell(self, command: str, outside: bool = False) -> None:
@@ -562,15 +725,18 @@ class TuiAgentApp(App[None]):
         if not command:
             self.say("Type a shell command after ! (e.g. !git status).", "warning")
             return
+        cancelled = False
         try:
             await self.session.shell(command, sandbox=not outside)
         except asyncio.CancelledError:
+            cancelled = True
             raise  # the block says it was cancelled
         except Exception as exc:
             self.say(f"error: could not run the command: {exc}", "error")
         finally:
             self.update_status()
             self.refresh_bindings()
+            self._work_ended(cancelled)
 
     # -- events from the core ----------------------------------------------------------------
 
@@ -591,6 +757,10 @@ class TuiAgentApp(App[None]):
                 self._announced = False
             else:
                 self._show_sent(event.prompt)
+        elif type(event) is self._steered:  # shown where the model got it
+            chips = self.connection.sent(event.content)[1]
+            self.post_message(UserLine(event.prompt, chips))
+            self._announced = event.next_turn  # its TurnStarted follows: shown already
         self.post_message(AgentEvent(event))
 
     def _show_sent(self, content: str) -> None:
@@ -615,6 +785,8 @@ class TuiAgentApp(App[None]):
         handler = self._handlers.get(type(message.event))
         if chat is not None and handler is not None:
             await handler(self, chat, message.event)
+        if type(message.event) is self._steered:
+            self.show_queue()  # delivered: it leaves the list
 
     async def on_user_line(self, message: UserLine) -> None:
         chat = self._live_chat()
@@ -676,6 +848,10 @@ class TuiAgentApp(App[None]):
         to the focused widget (the prompt closes its menu with it)."""
         if action == "cancel_turn":
             return self._session is not None and self._session.busy
+        if action == "unqueue":  # before Cancel: Esc takes the queue back first
+            return bool(self._queue or self.steering)
+        if action == "steer":
+            return self._session is not None and self._session.steering.open
         if action == "cycle_mode":  # on the main screen only: a dialog moves its focus with it
             return len(self.screen_stack) <= 1
         return True

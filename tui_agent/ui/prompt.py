@@ -59,9 +59,12 @@ class PromptArea(TextArea):
     """
 
     class Submitted(Message):
-        def __init__(self, text: str) -> None:
+        """``steer``: sent into the running turn (Ctrl+S), not queued after it."""
+
+        def __init__(self, text: str, steer: bool = False) -> None:
             super().__init__()
             self.text = text
+            self.steer = steer
 
     def __init__(self, complete: Callable[[str], Awaitable[Completion]], **kwargs: object) -> None:
         """``complete(line)`` is awaited for Tab's candidates: the app makes its session
@@ -80,6 +83,8 @@ class PromptArea(TextArea):
         self._picking = False  # an @ mention is being typed: the menu follows it
         self._picked_query: str | None = None  # the query the menu was last asked for
         self.pastes: dict[str, str] = {}  # placeholder -> the long paste it stands for
+        # the app's queue: Up in an empty prompt takes its last prompt back for editing
+        self.take_queued: Callable[[], str | None] | None = None
 
     def keep_history(self, kept: PromptHistory) -> None:
         """Where the history lives, given by the app when it connects its session: the
@@ -138,6 +143,14 @@ class PromptArea(TextArea):
             event.prevent_default()
             await self.action_complete()
             return
+        if event.key == "up" and not self.text and self.take_queued is not None:
+            queued = self.take_queued()
+            if queued is not None:
+                event.stop()
+                event.prevent_default()
+                self._history_index = None
+                self._show(queued)
+                return
         if event.key == "up" and self.cursor_location[0] == 0 and self.prompt_history:
             event.stop()
             event.prevent_default()
@@ -156,7 +169,9 @@ class PromptArea(TextArea):
     def action_newline(self) -> None:
         self.insert("\n")
 
-    def action_submit(self) -> None:
+    def action_submit(self, steer: bool = False) -> None:
+        """Enter (``steer``: Ctrl+S, into the running turn): the text goes to the app and
+        into the history; the prompt empties."""
         text = self.sent_text()
         if not text.strip():
             return
@@ -167,7 +182,7 @@ class PromptArea(TextArea):
         self._history_index = None
         self.text = ""
         self.pastes.clear()
-        self.post_message(self.Submitted(text))
+        self.post_message(self.Submitted(text, steer))
 
     # -- long pastes and the external editor ----------------------------------------------
 
@@ -279,6 +294,13 @@ class PromptArea(TextArea):
             return False
         self._show(text)
         return True
+
+    def put_back(self, texts: list[str]) -> None:
+        """Prompts taken back from the queue, for editing: before what is typed, a blank
+        line between each."""
+        typed = self.text
+        self._history_index = None
+        self._show("\n\n".join([*texts, typed] if typed.strip() else texts))
 
     def _show(self, text: str) -> None:
         self.text = text
