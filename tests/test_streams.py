@@ -218,22 +218,55 @@ def test_tool_call_dialects() -> None:
 # -- through the real client: finished or not -------------------------------------------------
 
 
-async def test_the_issue_repro_a_cut_stream_is_not_a_whole_answer(project: Path) -> None:
-    async with FakeOpenAI([Reply("Hello there my good friend", drop_after=3)]) as server:
+async def test_the_issue_repro_a_cut_stream_is_retried_and_only_the_whole_reply_kept(
+    project: Path,
+) -> None:
+    """Issue 27: a stream cut after some text was shown is retried (nothing of it ran),
+    the shown part is taken back, and only the finished reply is recorded."""
+    whole = "Hello there my good friend"
+    script = [Reply(whole, drop_after=3), Reply(whole)]
+    async with FakeOpenAI(script) as server:
         session = session_for(project, server)
+        seen = events_of(session)
+        reply = await session.turn("hi")
+    assert reply == whole
+    assert errors(session) == []
+    (withdrawn,) = [e for e in seen if isinstance(e, ev.ReplyWithdrawn)]
+    assert withdrawn.attempt == 1 and "broke" in withdrawn.reason
+    (retry,) = [e for e in seen if isinstance(e, ev.Retrying)]
+    assert retry.line().startswith("retrying (2 of 5) in ")
+    assert seen.index(withdrawn) < seen.index(retry)  # taken back, then asked again
+    after = seen[seen.index(retry) :]
+    assert texts(after, ev.TextChunk) == whole  # the retry streams the whole reply
+    assert ev.ReplyFinished(None, incomplete=True) not in seen
+    assert len(server.requests) == 2
+    assert server.requests[1]["messages"] == server.requests[0]["messages"]
+    messages = session.conversation.messages
+    assert [m["role"] for m in messages if m["role"] != "system"] == ["user", "assistant"]
+    assert messages[-1]["content"] == whole
+    journal = session.transcript.journal.path.read_text()
+    assert 'Hello there "' not in journal and journal.count(whole) == 1
+
+
+async def test_a_reply_cut_on_every_attempt_keeps_the_last_part_marked(project: Path) -> None:
+    script = [Reply("Hello there my good friend", drop_after=3)] * 2
+    async with FakeOpenAI(script) as server:
+        session = session_for(project, server, retry_attempts=2)
         seen = events_of(session)
         reply = await session.turn("hi")
     assert reply == "Hello there "
     (error,) = errors(session)
-    assert error.startswith(f"error: {STOPPED}: ")
+    assert error.startswith(f"error: {STOPPED}: ") and "(gave up after 2 attempts)" in error
     assert ev.ReplyFinished(None, incomplete=True) in seen
-    assert len(server.requests) == 1  # shown text is never asked for again
+    assert sum(isinstance(e, ev.ReplyWithdrawn) for e in seen) == 1
+    assert len(server.requests) == 2  # retry_attempts counts every request, as for a 500
+    assert [m.get("content") for m in session.conversation.messages[-2:]] == ["hi", reply]
 
 
 async def test_clean_close_without_finish_or_done_keeps_text_and_marks_it(project: Path) -> None:
     script = [Reply("one two three", finish="", done=False), Reply("next")]
     async with FakeOpenAI(script) as server:
-        session = session_for(project, server)
+        session = session_for(project, server, retry_attempts=1)
         seen = events_of(session)
         assert await session.turn("hi") == "one two three"
         (error,) = errors(session)
@@ -243,6 +276,56 @@ async def test_clean_close_without_finish_or_done_keeps_text_and_marks_it(projec
         assert await session.turn("go on") == "next"  # the transcript stays valid
     assert server.rejected == []
     assert {"role": "assistant", "content": "one two three"} in server.requests[1]["messages"]
+
+
+# a reply with thinking, text and a tool call whose arguments arrive in four pieces; its
+# chunks: 0 role, 1-2 thinking, 3-5 text, 6 the call's header, 7-10 its arguments,
+# 11 the finish_reason, 12 usage
+WHOLE = Reply(
+    "I will mark it now",
+    thinking="let me think",
+    calls=[Call("mark", {"text": "the mark", "n": 12345}, pieces=4)],
+)
+FAULTS = {
+    "dropped": lambda at: {"drop_after": at},
+    "malformed": lambda at: {"malformed_after": at},
+    "stalled": lambda at: {"stall_after": at},
+    "closed-cleanly": lambda at: {"truncate_after": at},
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("at", range(1, 11))
+async def test_a_cut_at_every_position_is_retried_and_only_the_finished_reply_kept(
+    project: Path, fault: str, at: int
+) -> None:
+    """Issue 27: wherever the reply stops (in its thinking, its text, inside the tool
+    call's arguments), it is retried: the tool runs once, with the whole arguments, and the
+    conversation holds only the reply that finished."""
+    from dataclasses import replace
+
+    ran: list[dict[str, Any]] = []
+    script = [replace(WHOLE, **FAULTS[fault](at)), WHOLE, Reply("marked")]
+    async with FakeOpenAI(script) as server:
+        session = session_for(project, server, stream_idle_timeout=0.3)
+        session.toolbox.add(
+            "mark",
+            params={"text": {"type": "string"}, "n": {"type": "integer"}},
+            description="Mark",
+        )(lambda args: ran.append(args) or {"ok": True})
+        seen = events_of(session)
+        assert await session.turn("mark it") == "marked"
+    assert ran == [{"text": "the mark", "n": 12345}]
+    assert errors(session) == []
+    shown = at > 1  # chunk 1 is the first thinking
+    assert sum(isinstance(e, ev.ReplyWithdrawn) for e in seen) == (1 if shown else 0)
+    assert sum(isinstance(e, ev.Retrying) for e in seen) == 1
+    assert len(server.requests) == 3 and server.rejected == []
+    messages = [m for m in session.conversation.messages if m["role"] != "system"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[1]["content"] == "I will mark it now"
+    assert [c["function"]["name"] for c in messages[1]["tool_calls"]] == ["mark"]
+    assert_valid_transcript(session.conversation.messages)
 
 
 @pytest.mark.parametrize(
@@ -306,17 +389,25 @@ async def test_malformed_chunk_at_each_place(project: Path, at: int) -> None:
         seen = events_of(session)
         result = await session.turn("hi")
         where = server.base_url
-    shown = at > 1
-    if shown:  # kept and marked, not retried
-        assert len(server.requests) == 1
-        (error,) = errors(session)
-        assert f"{STOPPED}: the server at {where} sent a malformed chunk" in error
-        assert ev.ReplyFinished(None, incomplete=True) in seen
-    else:
-        assert result == "recovered" and errors(session) == []
-        assert len(server.requests) == 2
+    assert result == "recovered" and errors(session) == []
+    assert len(server.requests) == 2
+    (retry,) = [e for e in seen if isinstance(e, ev.Retrying)]
+    assert f"the server at {where} sent a malformed chunk" in retry.reason
+    shown = at > 1  # what was shown is taken back first
+    assert sum(isinstance(e, ev.ReplyWithdrawn) for e in seen) == (1 if shown else 0)
     assert not [e for e in seen if isinstance(e, ev.ToolCallStarted)]
     assert_valid_transcript(session.conversation.messages)
+
+
+async def test_malformed_chunk_on_the_last_attempt_keeps_the_part_marked(project: Path) -> None:
+    async with FakeOpenAI([Reply("alpha beta gamma", malformed_after=3)]) as server:
+        session = session_for(project, server, retry_attempts=1)
+        seen = events_of(session)
+        assert await session.turn("hi") == "alpha beta "
+        where = server.base_url
+    (error,) = errors(session)
+    assert f"{STOPPED}: the server at {where} sent a malformed chunk" in error
+    assert ev.ReplyFinished(None, incomplete=True) in seen
 
 
 async def test_a_chunk_of_unknown_shape_is_not_retried(project: Path) -> None:
@@ -334,7 +425,9 @@ async def test_a_chunk_of_unknown_shape_is_not_retried(project: Path) -> None:
 async def test_stall_is_a_broken_stream_after_stream_idle_timeout(project: Path) -> None:
     script = [Reply("one two three four", stall_after=3), Reply("second")]
     async with FakeOpenAI(script) as server:
-        session = session_for(project, server, stream_idle_timeout=0.5, timeout=60)
+        session = session_for(
+            project, server, stream_idle_timeout=0.5, timeout=60, retry_attempts=1
+        )
         assert await session.turn("hi") == "one two "
         (error,) = errors(session)
         assert STOPPED in error and "no data from" in error and "stream_idle_timeout" in error
@@ -519,7 +612,7 @@ def run_cli(project: Path, base_url: str, *args: str) -> subprocess.CompletedPro
 
 
 def test_headless_cut_stream_exits_1_with_the_note(project: Path) -> None:
-    write(user_config_dir() / "config.toml", "retry_base_delay = 0.01\n")
+    write(user_config_dir() / "config.toml", "retry_base_delay = 0.01\nretry_attempts = 1\n")
     with FakeOpenAI([Reply("Hello there my good friend", drop_after=3)]) as server:
         done = run_cli(project, server.base_url)
     assert done.returncode == 1
@@ -528,8 +621,64 @@ def test_headless_cut_stream_exits_1_with_the_note(project: Path) -> None:
     assert line.startswith(f"error: {STOPPED}: ")
 
 
-def test_headless_json_cut_stream_has_an_error_event(project: Path) -> None:
+def test_headless_cut_stream_is_retried_and_stdout_holds_the_reply_once(project: Path) -> None:
+    """Into a pipe, a reply is written once it has finished: the taken-back part of a cut
+    one never reaches it."""
     write(user_config_dir() / "config.toml", "retry_base_delay = 0.01\n")
+    whole = "Hello there my good friend"
+    with FakeOpenAI([Reply(whole, drop_after=3), Reply(whole)]) as server:
+        done = run_cli(project, server.base_url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == whole + "\n"
+    (retry,) = [line for line in done.stderr.splitlines() if line.startswith("retrying")]
+    assert retry.startswith("retrying (2 of 5) in ") and "broke" in retry
+    assert "error" not in done.stderr
+
+
+def test_headless_on_a_terminal_streams_and_marks_what_is_taken_back(project: Path) -> None:
+    """On a terminal the reply streams as it comes; a cut one is marked taken back and the
+    retry follows in its own paragraph."""
+    import pty
+    import select
+
+    from tui_agent.headless import Printer
+
+    write(user_config_dir() / "config.toml", "retry_base_delay = 0.01\n")
+    whole = "Hello there my good friend"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    with FakeOpenAI([Reply(whole, drop_after=3), Reply(whole)]) as server:
+        leader, follower = pty.openpty()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tui_agent", "run", "--base-url", server.base_url, "hi"],
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        os.close(follower)
+        shown = b""
+        while True:
+            ready, _, _ = select.select([leader], [], [], 30)
+            if not ready:
+                break
+            try:
+                piece = os.read(leader, 4096)
+            except OSError:  # the terminal closed: the run ended
+                break
+            if not piece:
+                break
+            shown += piece
+        _, err = process.communicate(timeout=30)
+        os.close(leader)
+    assert process.returncode == 0, err
+    lines = shown.decode().replace("\r\n", "\n").split("\n")
+    assert lines == ["Hello there ", Printer.WITHDRAWN, "", whole, ""]
+
+
+def test_headless_json_cut_stream_has_an_error_event(project: Path) -> None:
+    write(user_config_dir() / "config.toml", "retry_base_delay = 0.01\nretry_attempts = 1\n")
     with FakeOpenAI([Reply("Hello there my good friend", finish="", done=False)]) as server:
         done = run_cli(project, server.base_url, "--json")
     assert done.returncode == 1
@@ -539,6 +688,24 @@ def test_headless_json_cut_stream_has_an_error_event(project: Path) -> None:
     (note,) = [e for e in events if e["type"] == "note"]
     assert note["kind"] == "error" and STOPPED in note["text"]
     assert kinds[-1] == "done" and STOPPED in events[-1]["error"]
+
+
+def test_headless_json_says_a_reply_was_withdrawn(project: Path) -> None:
+    write(user_config_dir() / "config.toml", "retry_base_delay = 0.01\n")
+    whole = "Hello there my good friend"
+    with FakeOpenAI([Reply(whole, finish="", done=False), Reply(whole)]) as server:
+        done = run_cli(project, server.base_url, "--json")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    withdrawn = kinds.index("reply_withdrawn")
+    assert events[withdrawn]["attempt"] == 1
+    assert "without a finish_reason" in events[withdrawn]["reason"]
+    assert kinds[withdrawn + 1] == "retrying" and events[withdrawn + 1]["attempts"] == 5
+    before = "".join(e["text"] for e in events[:withdrawn] if e["type"] == "text")
+    after = "".join(e["text"] for e in events[withdrawn:] if e["type"] == "text")
+    assert (before, after) == (whole, whole)
+    assert events[-1]["type"] == "done" and events[-1]["reply"] == whole
 
 
 def test_headless_length_exits_0_with_a_note(project: Path) -> None:

@@ -6,10 +6,13 @@ It replays a script of replies, one per ``POST /v1/chat/completions``, streaming
 chunks with text, thinking (``reasoning_content``), tool calls whose arguments arrive
 split over several deltas, and usage. Every request body is recorded. Faults: an HTTP
 status (with headers such as ``Retry-After``), a connection closed after N chunks (no
-``finish_reason``, no ``[DONE]``), a delay between chunks, a stream that stalls, a
-malformed chunk, a chosen ``finish_reason`` (``"length"``; ``""`` sends none), no
-``[DONE]``. ``Reply(chunks=[...])`` sends chunks you write yourself (dicts as JSON,
-strings as they are) to try a provider's dialect.
+``finish_reason``, no ``[DONE]``), a stream ended cleanly after N chunks, a delay between
+chunks, a pause, a stream that stalls, a malformed chunk, a chosen ``finish_reason``
+(``"length"``; ``""`` sends none), no ``[DONE]``. ``FakeOpenAI(faults=Faults(errors={429:
+0.15}, streams={"disconnect": 0.1}, seed=1))`` injects them at random, as a chaos server
+does (a reply not delivered whole is sent again to the retry). ``Reply(chunks=[...])``
+sends chunks you write yourself (dicts as JSON, strings as they are) to try a provider's
+dialect.
 
     from tui_agent.testing import FakeOpenAI, Reply, Call
 
@@ -65,6 +68,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Call",
     "FakeOpenAI",
+    "Faults",
     "Reply",
     "chat_text",
     "count_tokens",
@@ -110,7 +114,71 @@ class Reply:
     finish: str | None = None  # None: "tool_calls" or "stop"; "": no finish_reason
     done: bool = True  # end with `data: [DONE]`
     stall_after: int | None = None  # after N chunks, send nothing (until the client leaves)
+    truncate_after: int | None = None  # after N chunks, end the stream cleanly: no finish
+    # reason, no [DONE] (a proxy's cut, llmock's "truncate")
+    pause_after: int | None = None  # after N chunks, wait ``pause`` seconds, then go on
+    pause: float = 0.0
     chunks: list[Any] | None = None  # sent instead of the chunks made from the fields above
+
+
+STREAM_FAULTS = ("disconnect", "truncate", "malformed", "stall")
+
+
+@dataclass
+class Faults:
+    """Random faults on the chat replies, as an outside chaos server injects them (llmock's
+    ``--error-rate`` and ``--stream-fault``): ``errors`` maps an HTTP status to the chance
+    that a request gets it instead of its reply (with ``Retry-After: retry_after`` when
+    set); ``streams`` maps a stream fault to the chance that the reply breaks after a
+    random number of chunks, before its ``finish_reason``: ``"disconnect"`` (the connection
+    drops), ``"truncate"`` (the stream ends cleanly, unfinished), ``"malformed"`` (a chunk
+    that is not JSON), ``"stall"`` (a pause of ``stall_seconds``, then the rest). A scripted
+    reply that was not delivered whole stays first in the script, so a retry gets it.
+    ``seed`` makes the run repeatable; ``injected`` lists what was done, in order."""
+
+    errors: dict[int, float] = field(default_factory=dict)
+    streams: dict[str, float] = field(default_factory=dict)
+    stall_seconds: float = 0.2
+    retry_after: float | None = None
+    seed: int | None = None
+    injected: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        import random
+
+        unknown = set(self.streams) - set(STREAM_FAULTS)
+        if unknown:
+            raise ValueError(f"unknown stream faults {sorted(unknown)}: use {STREAM_FAULTS}")
+        self._random = random.Random(self.seed)
+
+    def error(self) -> Reply | None:
+        """An HTTP error for this request, or None."""
+        for status, chance in self.errors.items():
+            if self._random.random() < chance:
+                self.injected.append(str(status))
+                headers = {}
+                if self.retry_after is not None and status in (429, 503):
+                    headers["Retry-After"] = f"{self.retry_after:g}"
+                return Reply(status=status, error=f"injected {status}", headers=headers)
+        return None
+
+    def stream(self, reply: Reply, chunks: int) -> tuple[Reply, bool]:
+        """(the reply as it will be sent, whether it breaks): broken after a chunk before
+        its ``finish_reason`` (the last ``chunks - 2``: the finish, then the usage)."""
+        for kind, chance in self.streams.items():
+            if self._random.random() >= chance:
+                continue
+            after = self._random.randint(1, max(1, chunks - 2))
+            self.injected.append(f"{kind}@{after}")
+            if kind == "stall":
+                return replace(reply, pause_after=after, pause=self.stall_seconds), False
+            field_name = {
+                "disconnect": "drop_after",
+                "truncate": "truncate_after",
+                "malformed": "malformed_after",
+            }[kind]
+            return replace(reply, **{field_name: after}), True
+        return reply, False
 
 
 ROLES = {"system", "developer", "user", "assistant", "tool"}
@@ -240,6 +308,7 @@ class FakeOpenAI:
         advertise_limit: bool = False,
         responder: Callable[[dict[str, Any]], Reply] | None = None,
         extra_routes: Mapping[str, Any] | None = None,
+        faults: Faults | None = None,
     ) -> None:
         if advertise_limit and context_limit is None:
             raise ValueError("advertise_limit needs a context_limit to advertise")
@@ -249,6 +318,7 @@ class FakeOpenAI:
         self.context_limit = context_limit
         self.advertise_limit = advertise_limit
         self.responder = responder
+        self.faults = faults
         self.extra_routes = {
             f"{key.split()[0].upper()} {key.split()[-1]}": value
             for key, value in (extra_routes or {}).items()
@@ -303,11 +373,24 @@ class FakeOpenAI:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            faults = self.faults
+            if faults is not None:
+                error = faults.error()
+                if error is not None:  # the scripted reply waits for the retry
+                    return error
             if self.script:
-                return self.script.pop(0)
-            if self.responder is not None:
-                return self.responder(body)
-            return Reply(status=500, error="fake server: the script has no more replies")
+                reply = self.script[0]
+            elif self.responder is not None:
+                reply = self.responder(body)
+            else:
+                return Reply(status=500, error="fake server: the script has no more replies")
+            broken = False
+            if faults is not None and reply.status == 200 and reply.chunks is None:
+                count = sum(1 for _ in self.chunks(reply, "m"))
+                reply, broken = faults.stream(reply, count)
+            if self.script and not broken:
+                self.script.pop(0)
+            return reply
 
     # -- rendering --------------------------------------------------------------------------
 
@@ -534,6 +617,10 @@ class _Handler(BaseHTTPRequestHandler):
                     self.close_connection = True
                     self.connection.shutdown(2)
                     return
+                if reply.truncate_after is not None and count >= reply.truncate_after:
+                    break
+                if reply.pause_after is not None and count == reply.pause_after:
+                    time.sleep(reply.pause)
                 if reply.delay:
                     time.sleep(reply.delay)
                 data = "data: " + (chunk if isinstance(chunk, str) else json.dumps(chunk))

@@ -297,7 +297,7 @@ async def test_http_error_is_reported_and_the_next_prompt_works(
         await ask_and_type(pilot, server, "first question")
         await error_shown(pilot, *needles)
         assert len(server.requests) == (ATTEMPTS if retried else 1)
-        retry_notes = [t for t in all_notes(app) if t.startswith("retrying in")]
+        retry_notes = [t for t in all_notes(app) if t.startswith("retrying (")]
         assert len(retry_notes) == (ATTEMPTS - 1 if retried else 0)
         await still_works(pilot, app, session, server, ["first question"])
 
@@ -313,9 +313,7 @@ async def test_retry_after_is_honoured_and_the_retry_answers(
     async with running(session) as (app, pilot):
         await ask_and_type(pilot, server, "first question")
         await wait_for(pilot, lambda: "made it" in replies(app))
-        assert any(
-            t.startswith("retrying in 0.2s (attempt 1): rate limited") for t in all_notes(app)
-        )
+        assert any(t.startswith("retrying (2 of 3) in 0.2s: rate limited") for t in all_notes(app))
         assert error_notes(app) == []
         await still_works(pilot, app, session, server, ["first question"])
 
@@ -348,30 +346,64 @@ async def test_stream_dropped_at_the_start_is_retried(project: Path, server: Gat
     async with running(session) as (app, pilot):
         await ask_and_type(pilot, server, "first question")
         await wait_for(pilot, lambda: "second try worked" in replies(app))
-        [retry] = [t for t in all_notes(app) if t.startswith("retrying in")]
+        [retry] = [t for t in all_notes(app) if t.startswith("retrying (2 of 2)")]
         # the server was reached: the note must not send the user to check the URL
         assert "the stream from" in retry and "broke" in retry and "could not reach" not in retry
         assert "never arrives" not in chat_text(app)
         await still_works(pilot, app, session, server, ["first question"])
 
 
-async def test_stream_dropped_mid_text_keeps_the_partial_reply(
+async def test_stream_dropped_mid_text_is_taken_back_and_the_retry_shown_once(
     project: Path, server: GatedOpenAI
 ) -> None:
-    server.script += [Reply("one two three four five six seven", drop_after=4)]
+    """Issue 27: a reply cut after some of it was shown is retried; the screen shows the
+    finished reply once, the retry's note where the cut one stood."""
+    server.script += [
+        Reply("one two three four five six seven", drop_after=4, delay=0.3),
+        Reply("the whole answer, once"),
+    ]
+    session = open_session(project, server)
+    async with running(session) as (app, pilot):
+        await send(pilot, "first question")
+        await wait_for(pilot, lambda: any("one" in r for r in replies(app)))  # on screen
+        await wait_for(pilot, lambda: "the whole answer, once" in replies(app))
+        await turn_over(pilot, session)
+        assert replies(app) == ["the whole answer, once"]
+        assert "one two" not in chat_text(app)
+        assert error_notes(app) == []
+        (retry,) = [t for t in all_notes(app) if t.startswith("retrying (2 of 2)")]
+        assert "broke" in retry and "could not reach" not in retry
+        blocks = [b for b in app.chat.children if isinstance(b, UserMessage | Note | ReplyMarkdown)]
+        assert [type(b).__name__ for b in blocks] == ["UserMessage", "Note", "ReplyMarkdown"]
+        assert len(server.requests) == 2
+        assert server.requests[1]["messages"] == server.requests[0]["messages"]
+        assert [m.get("content") for m in session.conversation.messages[-2:]] == [
+            "first question",
+            "the whole answer, once",
+        ]
+        await still_works(pilot, app, session, server, ["first question"], draft=False)
+
+
+async def test_stream_dropped_mid_text_on_every_attempt_keeps_the_last_partial_reply(
+    project: Path, server: GatedOpenAI
+) -> None:
+    server.script += [Reply("one two three four five six seven", drop_after=4)] * ATTEMPTS
     session = open_session(project, server)
     async with running(session) as (app, pilot):
         await ask_and_type(pilot, server, "first question")
-        note = await error_shown(pilot, "broke", "the reply stopped before the model finished")
+        note = await error_shown(
+            pilot, "broke", "the reply stopped before the model finished", "gave up after 2"
+        )
         assert "could not reach" not in note
-        assert replies(app) == ["one two three "]
+        assert replies(app) == ["one two three "]  # the first attempt's was taken back
         (reply,) = app.chat.query(ReplyMarkdown)
         assert reply.has_class("incomplete")  # its end is marked, the error right below it
         blocks = list(app.chat.children)
         assert isinstance(blocks[blocks.index(reply) + 1], Note)
-        assert len(server.requests) == 1  # something arrived: no retry that would repeat it
+        assert len(server.requests) == ATTEMPTS
         request = await still_works(pilot, app, session, server, ["first question"])
         assert {"role": "assistant", "content": "one two three "} in request["messages"]
+        assert sum(m.get("role") == "assistant" for m in request["messages"]) == 1
 
 
 async def test_closed_without_finish_is_marked_and_length_is_said(
@@ -379,7 +411,7 @@ async def test_closed_without_finish_is_marked_and_length_is_said(
 ) -> None:
     from tui_agent.core.events import LENGTH_NOTE
 
-    server.script += [Reply("half an answer", finish="", done=False)]
+    server.script += [Reply("half an answer", finish="", done=False)] * ATTEMPTS
     session = open_session(project, server)
     async with running(session) as (app, pilot):
         await ask_and_type(pilot, server, "first question")
@@ -402,7 +434,7 @@ async def test_stream_dropped_mid_tool_call_runs_no_tool(
 ) -> None:
     call = Call("write", {"path": "dropped.txt", "content": "half"}, pieces=6)
     # chunks: role, "let ", "me ", "write", the call's header, one piece of arguments, drop
-    server.script += [Reply("let me write", calls=[call], drop_after=6)]
+    server.script += [Reply("let me write", calls=[call], drop_after=6)] * ATTEMPTS
     session = open_session(project, server)
     async with running(session) as (app, pilot):
         await ask_and_type(pilot, server, "first question")
@@ -418,7 +450,7 @@ async def test_stream_dropped_mid_tool_call_runs_no_tool(
 async def test_malformed_sse_chunk_ends_the_reply_with_a_clear_error(
     project: Path, server: GatedOpenAI
 ) -> None:
-    server.script += [Reply("alpha beta gamma delta", malformed_after=3)]
+    server.script += [Reply("alpha beta gamma delta", malformed_after=3)] * ATTEMPTS
     session = open_session(project, server)
     async with running(session) as (app, pilot):
         await ask_and_type(pilot, server, "first question")
