@@ -187,9 +187,11 @@ async def test_retries_are_bounded(project: Path) -> None:
     assert "gave up after 3 attempts" in errors[-1]
 
 
-async def test_stream_dying_mid_reply_keeps_what_arrived(project: Path) -> None:
+async def test_stream_dying_mid_reply_on_its_last_attempt_keeps_what_arrived(
+    project: Path,
+) -> None:
     async with FakeOpenAI([Reply("one two three four five six", drop_after=4)]) as server:
-        session = session_for(project, server)
+        session = session_for(project, server, retry_attempts=1)
         reply = await session.turn("hi")
     assert reply == "one two three "
     assert session.conversation.messages[-1] == {"role": "assistant", "content": "one two three "}
@@ -200,7 +202,7 @@ async def test_stream_dying_mid_reply_keeps_what_arrived(project: Path) -> None:
 
 async def test_malformed_chunk_is_reported(project: Path) -> None:
     async with FakeOpenAI([Reply("alpha beta gamma", malformed_after=2)]) as server:
-        session = session_for(project, server)
+        session = session_for(project, server, retry_attempts=1)
         reply = await session.turn("hi")
     assert reply == "alpha "
     errors = [n.text for n in session.output.history if n.kind == "error"]

@@ -290,29 +290,43 @@ API_FAULTS = {
     "503-exhausted": ApiFault([Reply(status=503)] * 3, "HTTP 503", 3),
     "dropped-at-start": ApiFault([Reply(TEXT, drop_after=0), Reply("recovered")], None, 2),
     "dropped-after-role-chunk": ApiFault([Reply(TEXT, drop_after=1), Reply("recovered")], None, 2),
-    "dropped-mid-text": ApiFault([Reply(TEXT, drop_after=3)], STOPPED, 1, kept="one two "),
+    # issue 27: a reply cut after some of it was shown is taken back and asked again
+    "dropped-mid-text": ApiFault([Reply(TEXT, drop_after=3), Reply("recovered")], None, 2),
+    "dropped-mid-text-exhausted": ApiFault(
+        [Reply(TEXT, drop_after=3)] * 3, STOPPED, 3, kept="one two "
+    ),
     # nothing was shown of a cut tool call: it never runs, and the reply is asked again
     "dropped-mid-tool-call": ApiFault(
         [Reply(calls=[ECHO], drop_after=3), Reply("recovered")], None, 2
     ),
     "dropped-mid-tool-call-after-text": ApiFault(
-        [Reply("Let me look.", calls=[ECHO], drop_after=5)], STOPPED, 1, kept="Let me look."
+        [Reply("Let me look.", calls=[ECHO], drop_after=5), Reply("recovered")], None, 2
+    ),
+    "dropped-mid-tool-call-after-text-exhausted": ApiFault(
+        [Reply("Let me look.", calls=[ECHO], drop_after=5)] * 3, STOPPED, 3, kept="Let me look."
     ),
     "closed-cleanly-mid-text": ApiFault(
-        [Reply(TEXT, finish="", done=False)], "without a finish_reason", 1, kept=TEXT
+        [Reply(TEXT, finish="", done=False), Reply("recovered")], None, 2
+    ),
+    "closed-cleanly-mid-text-exhausted": ApiFault(
+        [Reply(TEXT, finish="", done=False)] * 3, "without a finish_reason", 3, kept=TEXT
     ),
     "closed-cleanly-after-tool-call": ApiFault(
         [Reply(calls=[ECHO], finish="", done=False), Reply("recovered")], None, 2
     ),
     "malformed-at-start": ApiFault([Reply(TEXT, malformed_after=0), Reply("recovered")], None, 2),
-    "malformed-mid-text": ApiFault(
-        [Reply(TEXT, malformed_after=3)], "malformed chunk", 1, kept="one two "
+    "malformed-mid-text": ApiFault([Reply(TEXT, malformed_after=3), Reply("recovered")], None, 2),
+    "malformed-mid-text-exhausted": ApiFault(
+        [Reply(TEXT, malformed_after=3)] * 3, "malformed chunk", 3, kept="one two "
     ),
     "malformed-mid-tool-call": ApiFault(
         [Reply(calls=[ECHO], malformed_after=3), Reply("recovered")], None, 2
     ),
     "stalled-at-start": ApiFault([Stall(TEXT, at=0, stall=4), Reply("recovered")], None, 2),
-    "stalled-mid-text": ApiFault([Stall(TEXT, at=3, stall=4)], "no data from", 1, kept="one two "),
+    "stalled-mid-text": ApiFault([Stall(TEXT, at=3, stall=4), Reply("recovered")], None, 2),
+    "stalled-mid-text-exhausted": ApiFault(
+        [Stall(TEXT, at=3, stall=4)] * 3, "no data from", 3, kept="one two "
+    ),
 }
 
 
@@ -646,11 +660,12 @@ class HeadlessFault:
 HEADLESS_FAULTS = {
     "401": HeadlessFault([Reply(status=401)], "authentication failed (HTTP 401)"),
     "connection-refused": HeadlessFault([], "could not reach"),
-    "dropped-mid-text": HeadlessFault([Reply(TEXT, drop_after=3)], STOPPED, "one two"),
+    # cut on every attempt (retry_attempts = 3): the last attempt's part is kept
+    "dropped-mid-text": HeadlessFault([Reply(TEXT, drop_after=3)] * 3, STOPPED, "one two"),
     "closed-cleanly-mid-text": HeadlessFault(
-        [Reply(TEXT, drop_after=4, finish="", done=False)], STOPPED, "one two three"
+        [Reply(TEXT, drop_after=4, finish="", done=False)] * 3, STOPPED, "one two three"
     ),
-    "stalled-mid-text": HeadlessFault([Stall(TEXT, at=3, stall=4)], "no data from", "one two"),
+    "stalled-mid-text": HeadlessFault([Stall(TEXT, at=3, stall=4)] * 3, "no data from", "one two"),
 }
 
 
