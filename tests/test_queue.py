@@ -5,6 +5,11 @@ step boundary). The core, the app (Pilot) and ``tui-agent run --input json``."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -389,3 +394,83 @@ async def test_commands_typed_while_working_wait_for_the_turn(
         assert ran == ["busy=False", "busy=False"]
         assert len(fake_openai.requests) == 1
     session.transcript.journal.close()
+
+
+# -- tui-agent run --input json ----------------------------------------------------------------
+
+
+def headless(project: Path, server: FakeOpenAI, *args: str) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "tui_agent", "run", "--input", "json", *args]
+    argv += ["--base-url", server.base_url, "--model", "fake-model"]
+    return subprocess.Popen(
+        argv,
+        cwd=project,
+        env=dict(os.environ),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+
+
+def feed(process: subprocess.Popen[str], **line: Any) -> None:
+    assert process.stdin is not None
+    process.stdin.write(json.dumps({"type": "user", **line}) + "\n")
+    process.stdin.flush()
+
+
+def wait_requests(server: FakeOpenAI, count: int) -> None:
+    deadline = time.monotonic() + 20
+    while len(server.requests) < count:
+        assert time.monotonic() < deadline, f"{len(server.requests)} requests, not {count}"
+        time.sleep(0.02)
+
+
+def test_json_input_queues_and_steers_as_lines_come(project: Path, fake_openai: FakeOpenAI) -> None:
+    write(project / "a.txt", "alpha beta\n")
+    fake_openai.script += [
+        Reply(calls=[Call("read", {"path": "a.txt"})], delay=SLOW),
+        slow("It says alpha beta and nothing more than that here."),
+        Reply("Queued answer."),
+    ]
+    process = headless(project, fake_openai, "--json", "--yes")
+    feed(process, text="read a.txt")
+    wait_requests(fake_openai, 1)
+    feed(process, text="and count the words", steer=True)  # into the running turn
+    feed(process, text="then this")  # after it
+    wait_requests(fake_openai, 2)
+    out, err = process.communicate("not json\n", timeout=60)  # and the input ends
+
+    assert [users(r) for r in fake_openai.requests] == [
+        ["read a.txt"],
+        ["read a.txt", "and count the words"],
+        ["read a.txt", "and count the words", "then this"],
+    ]
+    assert roles(fake_openai.requests[1])[-3:] == ["assistant", "tool", "user"]
+    events = [json.loads(line) for line in out.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds.count("turn_started") == 2 and kinds.count("done") == 2
+    (steered,) = [e for e in events if e["type"] == "steered"]
+    assert steered["prompt"] == "and count the words" and steered["next_turn"] is False
+    assert kinds.index("tool_result") < kinds.index("steered") < kinds.index("done")
+    assert "input line 4: not JSON" in err
+    assert process.returncode == 2  # the bad line, said and skipped
+
+
+def test_json_input_cancel_runs_what_was_steered_next(
+    project: Path, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script += [slow("a b c d e f g h i j k l m n o p q r s t u v w x y z")]
+    fake_openai.script += [Reply("Steered answer.")]
+    process = headless(project, fake_openai)
+    feed(process, text="first")
+    wait_requests(fake_openai, 1)
+    feed(process, text="steered", steer=True)
+    time.sleep(0.3)
+    out, err = process.communicate('{"type": "cancel"}\n', timeout=60)
+
+    assert [users(r) for r in fake_openai.requests] == [["first"], ["first", "steered"]]
+    assert "tui-agent: cancelled" in err
+    assert "Steered answer." in out
+    assert process.returncode == 1

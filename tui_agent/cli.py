@@ -115,6 +115,14 @@ def build_parser() -> argparse.ArgumentParser:
         help='the prompt (stdin is appended when piped); "/name args" runs the command',
     )
     run.add_argument("--json", action="store_true", help="print one JSON event per line")
+    run.add_argument(
+        "--input",
+        choices=("text", "json"),
+        default="text",
+        help='stdin: "text" (added to the prompt) or "json": lines of {"type": "user", "text": '
+        '"...", "steer": false}, each queued and run in order as they come ("steer": true '
+        'sends it into the running turn), or {"type": "cancel"}',
+    )
     _add_common(run, suppress=True)
     trusting = commands.add_parser(
         "trust", help="trust this folder's project code (remembered), or --revoke that"
@@ -459,6 +467,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .headless import run_headless
 
         prompt = " ".join(args.prompt)
+        if args.input == "json":  # stdin is read line by line as the run goes
+            return run_headless(session, prompt, as_json=args.json, inputs=sys.stdin)
         piped = ""
         if not sys.stdin.isatty():
             piped = sys.stdin.read()

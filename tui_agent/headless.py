@@ -7,7 +7,9 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from .core import events as ev
@@ -80,6 +82,7 @@ class Printer:
             ev.ReplyFinished: self._reply_finished,
             ev.ReplyWithdrawn: self._withdrawn,
             ev.Retrying: self._retrying,
+            ev.Steered: self._steered,
             ev.TurnFinished: self._turn_finished,
             Note: self.note,
         }
@@ -160,6 +163,10 @@ class Printer:
     def _retrying(self, event: ev.Retrying) -> None:
         self._err(event.line())
 
+    def _steered(self, event: ev.Steered) -> None:
+        where = "as the next turn" if event.next_turn else "into the turn"
+        self._err(f"↳ steered {where}: {event.prompt}")
+
     def _turn_finished(self, event: ev.TurnFinished) -> None:
         self._release()  # a turn cancelled mid-reply keeps the text it recorded
         self._end_line()
@@ -191,6 +198,7 @@ def _as_json(event: Any) -> dict[str, Any]:
         ev.ReplyFinished: "reply_finished",
         ev.Retrying: "retrying",
         ev.ReplyWithdrawn: "reply_withdrawn",
+        ev.Steered: "steered",
         ev.Rewound: "rewound",
     }.get(type(event), type(event).__name__)
     payload: dict[str, Any] = {"type": name}
@@ -212,12 +220,72 @@ def command_in(prompt: str) -> tuple[str, str | None] | None:
     return parsed
 
 
-def run_headless(session: Session, prompt: str, *, as_json: bool = False, stdin: str = "") -> int:
+@dataclass(frozen=True)
+class Input:
+    """One line of ``--input json``: a prompt (or ``/command``) to queue, or to steer into
+    the running turn; or a cancel of the running turn."""
+
+    text: str = ""
+    steer: bool = False
+    cancel: bool = False
+
+
+INPUT_FORMAT = '{"type": "user", "text": "...", "steer": false} or {"type": "cancel"}'
+
+
+def parse_input(line: str) -> Input | str:
+    """One JSON line of ``--input json``, or what is wrong with it."""
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        return f"not JSON ({exc}): expected {INPUT_FORMAT}"
+    if not isinstance(data, dict):
+        return f"not a JSON object: expected {INPUT_FORMAT}"
+    kind = data.get("type", "user")
+    if kind == "cancel":
+        return Input(cancel=True)
+    if kind != "user":
+        return f"unknown type {kind!r}: expected {INPUT_FORMAT}"
+    text, steer = data.get("text"), data.get("steer", False)
+    if not isinstance(text, str) or not text.strip():
+        return f'"text" must be a string with something in it: expected {INPUT_FORMAT}'
+    if not isinstance(steer, bool):
+        return f'"steer" must be true or false: expected {INPUT_FORMAT}'
+    return Input(text, steer=steer)
+
+
+def _read_lines(stream: TextIO, put: Callable[[str | None], None]) -> None:
+    """``stream``'s lines as they come, then None (a daemon thread: a run that ends while
+    stdin stays open does not wait for it)."""
+    try:
+        for line in stream:
+            put(line)
+    except (OSError, ValueError):
+        pass
+    put(None)
+
+
+def run_headless(
+    session: Session,
+    prompt: str,
+    *,
+    as_json: bool = False,
+    stdin: str = "",
+    inputs: TextIO | None = None,
+) -> int:
     """Run ``prompt`` (``stdin``: what was piped in, added at its end) as one turn, or, when
     it is a slash command line, run the command: a Markdown command's prompt goes to the
     model as a turn (``stdin`` added at the end of it), any other command prints what it
     says on stdout. Exit status: 0 ok, 1 model/API failure (or cancelled) or a command
-    that failed, 2 an unknown command or a prompt that could not be made (nothing sent)."""
+    that failed, 2 an unknown command or a prompt that could not be made (nothing sent).
+
+    ``inputs`` (``--input json``): JSON lines read as they come (``parse_input``), after
+    ``prompt`` if there is one: each prompt is queued and run in order once the work
+    before it ended; ``"steer": true`` sends it into the running turn instead
+    (``session.steer``: the model gets it before its next request; with no turn running
+    it is queued); ``{"type": "cancel"}`` cancels the running turn, and what was steered
+    into it and not delivered runs next. The run ends when the input has ended and the
+    queue is done; a bad line is said on stderr and skipped (exit status 2)."""
     printer = Printer(
         sys.stdout, sys.stderr, as_json, shared=same_destination(sys.stdout, sys.stderr)
     )
@@ -251,7 +319,7 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False, stdin:
         print("tui-agent: interrupted", file=sys.stderr, flush=True)
         os._exit(1)
 
-    async def work() -> int | None:
+    async def work(prompt: str, stdin: str) -> int | None:
         """The turn, or the command; an exit status when it decides one."""
         line = command_in(prompt)
         if line is None:
@@ -285,8 +353,101 @@ def run_headless(session: Session, prompt: str, *, as_json: bool = False, stdin:
             printer._end_line()
         return None
 
+    async def guarded(prompt: str) -> int | None:
+        """``work`` for one line of ``--input json``: what stops it is said, as ``main``
+        says it for a whole run."""
+        try:
+            return await work(prompt, "")
+        except MentionError as exc:
+            printer._err(f"tui-agent: {exc}")
+            return 2
+        except prompt_commands.TemplateError as exc:
+            printer._err(f"tui-agent: error: {exc}")
+            return 2
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            printer._err(f"tui-agent: error: {exc}")
+            return 1
+
+    async def fed(inputs: TextIO) -> int | None:
+        """``prompt``, then the JSON lines of ``inputs`` (see ``run_headless``)."""
+        loop = asyncio.get_running_loop()
+        lines: asyncio.Queue[str | None] = asyncio.Queue()
+        reader = threading.Thread(
+            target=_read_lines,
+            args=(inputs, lambda line: loop.call_soon_threadsafe(lines.put_nowait, line)),
+            name="tui-agent input",
+            daemon=True,
+        )
+        reader.start()
+        queue = [prompt] if prompt.strip() else []
+        statuses: list[int] = []
+        number = 0  # of the input line
+        cancelled = False  # the running turn was cancelled by a line, not by Ctrl+C
+        running: asyncio.Task[int | None] | None = None
+        reading: asyncio.Task[str | None] | None = None
+        while True:
+            if running is None and queue:
+                running = asyncio.ensure_future(guarded(queue.pop(0)))
+            if reading is None and number >= 0:
+                reading = asyncio.ensure_future(lines.get())
+            waiting = [task for task in (running, reading) if task is not None]
+            if not waiting:
+                break
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if running is not None and running.done():
+                try:
+                    status = running.result()
+                except asyncio.CancelledError:
+                    if not cancelled:  # Ctrl+C: the run ends
+                        left = [steer.prompt for steer in session.steering.take()] + queue
+                        for text in left:
+                            printer._err(f"tui-agent: not sent: {text}")
+                        raise
+                    say_cancelled()
+                    cancelling.clear()
+                    status = 1
+                    queue[:0] = [steer.prompt for steer in session.steering.take()]
+                running, cancelled = None, False
+                if status is not None:
+                    statuses.append(status)
+            if reading is not None and reading.done():
+                line = reading.result()
+                reading = None
+                if line is None:
+                    number = -1  # the input ended: what is queued still runs
+                    continue
+                number += 1
+                if not line.strip():
+                    continue
+                parsed = parse_input(line)
+                if isinstance(parsed, str):
+                    printer._err(f"tui-agent: input line {number}: {parsed}")
+                    statuses.append(2)
+                elif parsed.cancel:
+                    cancelled = session.cancel() or cancelled
+                elif not parsed.steer or not await steered(parsed.text):
+                    queue.append(parsed.text)
+        if 2 in statuses:
+            return 2
+        return 1 if 1 in statuses else None
+
+    async def steered(text: str) -> bool:
+        """``text`` sent into the running turn; False when it is to be queued instead (no
+        turn runs, or it is a command). What stops it is said (True: nothing to queue)."""
+        if command_in(text) is not None or not session.steering.open:
+            return False
+        try:
+            return await session.steer(text)
+        except MentionError as exc:
+            printer._err(f"tui-agent: {exc}")
+        except Exception as exc:  # an on_prompt function stopped it
+            printer._err(f"tui-agent: error: {exc}")
+        return True
+
     async def main() -> int:
-        task = asyncio.ensure_future(work())
+        task = asyncio.ensure_future(work(prompt, stdin) if inputs is None else fed(inputs))
         loop = asyncio.get_running_loop()
         try:
             loop.add_signal_handler(signal.SIGINT, interrupt)
