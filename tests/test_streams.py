@@ -234,7 +234,7 @@ async def test_the_issue_repro_a_cut_stream_is_retried_and_only_the_whole_reply_
     (withdrawn,) = [e for e in seen if isinstance(e, ev.ReplyWithdrawn)]
     assert withdrawn.attempt == 1 and "broke" in withdrawn.reason
     (retry,) = [e for e in seen if isinstance(e, ev.Retrying)]
-    assert retry.line().startswith("retrying (2 of 5) in ")
+    assert retry.line().startswith("retrying (2 of 10) in ")
     assert seen.index(withdrawn) < seen.index(retry)  # taken back, then asked again
     after = seen[seen.index(retry) :]
     assert texts(after, ev.TextChunk) == whole  # the retry streams the whole reply
@@ -631,7 +631,7 @@ def test_headless_cut_stream_is_retried_and_stdout_holds_the_reply_once(project:
     assert done.returncode == 0, done.stderr
     assert done.stdout == whole + "\n"
     (retry,) = [line for line in done.stderr.splitlines() if line.startswith("retrying")]
-    assert retry.startswith("retrying (2 of 5) in ") and "broke" in retry
+    assert retry.startswith("retrying (2 of 10) in ") and "broke" in retry
     assert "error" not in done.stderr
 
 
@@ -701,7 +701,7 @@ def test_headless_json_says_a_reply_was_withdrawn(project: Path) -> None:
     withdrawn = kinds.index("reply_withdrawn")
     assert events[withdrawn]["attempt"] == 1
     assert "without a finish_reason" in events[withdrawn]["reason"]
-    assert kinds[withdrawn + 1] == "retrying" and events[withdrawn + 1]["attempts"] == 5
+    assert kinds[withdrawn + 1] == "retrying" and events[withdrawn + 1]["attempts"] == 10
     before = "".join(e["text"] for e in events[:withdrawn] if e["type"] == "text")
     after = "".join(e["text"] for e in events[withdrawn:] if e["type"] == "text")
     assert (before, after) == (whole, whole)

@@ -764,6 +764,35 @@ async def test_a_404_is_asked_once() -> None:
     assert asked == ["GET /props"]
 
 
+@pytest.mark.parametrize("status", [429, 500, 503])
+@pytest.mark.parametrize("where", ["GET /v1/models", "GET /props"])
+async def test_a_passing_error_is_not_remembered(where: str, status: int) -> None:
+    """A 429 or a 5xx is no answer (llmock injects them into /v1/models too): the next
+    session asks again, and learns the window once the server answers."""
+    entry, answers, window = KINDS["llama.cpp"]
+    failing = [True]
+
+    def flaky(answer: Any) -> Any:
+        def route(_body: Any) -> Any:
+            if failing[0]:
+                return status, {"error": {"message": "try later"}}
+            return answer(_body) if callable(answer) else answer
+
+        return route
+
+    asked: list[str] = []
+    routes = {**counted(answers, asked), "GET /v1/models": listing(entry)}
+    routes[where] = flaky(routes[where])
+    async with FakeOpenAI(extra_routes=routes) as server:
+        provider = OpenAIProvider({"base_url": server.base_url, "model": "m"})
+        assert await provider.context_window() in (None, 131072)  # no window from a 429
+        assert window_memory.recall(server.base_url, "m") == (False, None)
+        failing[0] = False
+        later = OpenAIProvider({"base_url": server.base_url, "model": "m"})
+        assert await later.context_window() == window
+        assert window_memory.recall(server.base_url, "m") == (True, window)
+
+
 @pytest.mark.parametrize(
     ("entry", "kind"),
     [

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tui_agent.agent")
 
 DEFAULT_MAX_STEPS = 50
-DEFAULT_ATTEMPTS = 5
+DEFAULT_ATTEMPTS = 10  # requests in all for one reply, as Claude Code; llmock calls more a storm
 DEFAULT_BASE_DELAY = 1.0
 MAX_DELAY = 30.0
 INCOMPLETE = "the reply stopped before the model finished"

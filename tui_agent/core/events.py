@@ -93,7 +93,7 @@ class Retrying:
     attempts: int = 0
 
     def line(self) -> str:
-        """What the app and ``tui-agent run`` say: "retrying (2 of 5) in 1.3s: why"."""
+        """What the app and ``tui-agent run`` say: "retrying (2 of 10) in 1.3s: why"."""
         count = f"{self.attempt + 1} of {self.attempts}" if self.attempts else f"{self.attempt + 1}"
         return f"retrying ({count}) in {self.delay:.1f}s: {self.reason}"
 

@@ -401,7 +401,7 @@ class OpenAIProvider:
                 page = await client.models.list()
             entries = [model.to_dict() for model in page.data]
         except Exception as exc:
-            return getattr(exc, "status_code", None) is not None, None
+            return _answered(exc), None
         by_id = {str(entry.get("id")): entry for entry in entries if isinstance(entry, dict)}
         for name in (self.model, f"{self.model}:latest", self.model.removesuffix(":latest")):
             if name in by_id:
@@ -422,7 +422,14 @@ class OpenAIProvider:
                     return True, await client.get(url, cast_to=object, options=options)
                 return True, await client.post(url, cast_to=object, body=body, options=options)
         except Exception as exc:
-            return getattr(exc, "status_code", None) is not None, None
+            return _answered(exc), None
+
+
+def _answered(exc: BaseException) -> bool:
+    """An HTTP error that is the server's answer (a 404: it has no such endpoint), not a
+    passing trouble (408, 409, 429, 5xx), which is never remembered."""
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and status not in (408, 409, 429) and status < 500
 
 
 class _Broken(Exception):
