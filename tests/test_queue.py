@@ -474,3 +474,36 @@ def test_json_input_cancel_runs_what_was_steered_next(
     assert "tui-agent: cancelled" in err
     assert "Steered answer." in out
     assert process.returncode == 1
+
+
+# -- the testing kit ----------------------------------------------------------------------------
+
+
+async def test_the_kit_queues_and_steers_while_a_turn_runs(
+    session: Session, fake_openai: FakeOpenAI
+) -> None:
+    from tui_agent.testing import queue, steer
+
+    fake_openai.script += [
+        Reply(calls=[Call("read", {"path": "a.txt"})], delay=SLOW),
+        Reply("Read."),
+        Reply("Queued."),
+    ]
+    async with run_app(session) as pilot:
+        app: Any = pilot.app
+        with pytest.raises(AssertionError, match="nothing runs"):
+            await queue(pilot, "too early")
+        await send(pilot, "read a.txt")
+        await streaming(pilot, fake_openai)
+        await queue(pilot, "after it")
+        await steer(pilot, "before the next request")
+        assert app.queued == ("after it",)
+        assert [s.prompt for s in session.steering.pending] == ["before the next request"]
+        await turn_over(pilot)  # the queue too
+        assert [users(r) for r in fake_openai.requests] == [
+            ["read a.txt"],
+            ["read a.txt", "before the next request"],
+            ["read a.txt", "before the next request", "after it"],
+        ]
+        assert "Queued." in chat_text(app)
+    session.transcript.journal.close()

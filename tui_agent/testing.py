@@ -42,6 +42,12 @@ The app, driven by Textual's ``Pilot`` (Textual is imported only when these are 
         await send(pilot, "count a.txt")
         await wait_for_text(pilot, "It has 2 words.")
         await turn_over(pilot)
+
+While a turn runs (a ``Reply(..., delay=0.1)`` keeps it running), ``queue(pilot, text)``
+sends a line as Enter does then (it waits in ``app.queued`` and is sent when the turn
+ends) and ``steer(pilot, text)`` as Ctrl+S does (the model gets it before its next
+request: ``server.requests[n]["messages"]`` shows where); ``turn_over`` waits until the
+queue is sent too.
 """
 
 from __future__ import annotations
@@ -73,8 +79,10 @@ __all__ = [
     "chat_text",
     "count_tokens",
     "fake_openai",
+    "queue",
     "run_app",
     "send",
+    "steer",
     "turn_over",
     "type_keys",
     "wait_for",
@@ -739,11 +747,47 @@ async def wait_for_text(pilot: Pilot[Any], text: str, timeout: float = 5.0) -> s
 
 
 async def turn_over(pilot: Pilot[Any], timeout: float = 10.0) -> None:
-    """Wait until the running turn (if any) has ended and the app is idle."""
+    """Wait until the running turn (if any) has ended, what was queued meanwhile has been
+    sent and answered, and the app is idle."""
     app: Any = pilot.app
     await wait_for(pilot, lambda: not app.session.busy, timeout)
     await app.workers.wait_for_complete()
+    await wait_for(pilot, lambda: not (app.queued or app.working or app.session.busy), timeout)
+    await app.workers.wait_for_complete()
     await pilot.pause()
+
+
+async def _working(pilot: Pilot[Any], what: str) -> Any:
+    app: Any = pilot.app
+    if not app.working:
+        raise AssertionError(f"{what}() is for while a turn runs; nothing runs (use send())")
+    return app
+
+
+async def queue(pilot: Pilot[Any], text: str) -> None:
+    """While a turn runs: send ``text`` as Enter does then. It waits in ``app.queued``
+    (shown dimmed above the prompt) and is sent when the turn ends, after what was queued
+    before it. ``AssertionError`` when no turn runs (``send`` sends at once)."""
+    await _working(pilot, "queue")
+    await send(pilot, text)
+
+
+async def steer(pilot: Pilot[Any], text: str) -> None:
+    """While a turn runs: send ``text`` into it as Ctrl+S does. The model gets it at the
+    turn's next step (after the tool results, before the next request), or, when the reply
+    streaming now has no tool calls, as the next turn's prompt. Returns once the session
+    holds it (``session.steering``) or has delivered it. ``AssertionError`` when no turn
+    runs."""
+    from .ui.prompt import PromptArea
+
+    app = await _working(pilot, "steer")
+    prompt = app.query_one(PromptArea)
+    prompt.focus()
+    prompt.text = text
+    prompt.move_cursor(prompt.document.end)
+    await pilot.pause()
+    await pilot.press("ctrl+s")
+    await wait_for(pilot, lambda: text not in app._steering)  # expanded, then handed over
 
 
 try:  # the pytest fixture, when pytest is around
