@@ -63,7 +63,8 @@ async def test_twenty_turns_through_llmock_like_faults(project: Path) -> None:
             errors = [n.text for n in session.output.history if n.kind == "error"]
             messages = [m for m in session.conversation.messages if m["role"] != "system"]
             roles = [m["role"] for m in messages]
-            if reply == ANSWER and not errors and roles == ["user", "assistant", "tool", "assistant"]:
+            whole = roles == ["user", "assistant", "tool", "assistant"]
+            if reply == ANSWER and not errors and whole:
                 held += 1
                 assert messages[1]["content"] == "Reading it first."  # never a withdrawn part
                 assert json.loads(messages[2]["content"])["ok"] is True  # read ran, once
