@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -507,3 +508,82 @@ async def test_the_kit_queues_and_steers_while_a_turn_runs(
         ]
         assert "Queued." in chat_text(app)
     session.transcript.journal.close()
+
+
+# -- the real app in a terminal (tmux) ------------------------------------------------------
+
+
+def tmux(socket: str, *args: str) -> str:
+    done = subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True)
+    return done.stdout
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_in_tmux_a_prompt_typed_during_a_long_reply_is_sent_once(
+    project: Path, isolated_home: Path, fake_openai: FakeOpenAI
+) -> None:
+    """The real app in a real terminal: a prompt typed (Enter) and one steered (Ctrl+S)
+    while a reply streams are each sent once, the steered first."""
+    words = " ".join(f"w{i}" for i in range(40))
+    fake_openai.script += [slow(f"Long reply {words}"), Reply("Steered answer."), Reply("Last.")]
+    socket = f"tui-agent-test-{os.getpid()}"
+    env = {k: v for k, v in os.environ.items() if k in ("HOME", "PATH", "LANG")}
+    env |= {k: v for k, v in os.environ.items() if k.startswith("XDG_")}
+    command = [
+        "env",
+        *(f"{k}={v}" for k, v in env.items()),
+        "TUI_AGENT_CI=1",
+        sys.executable,
+        "-m",
+        "tui_agent",
+        "--base-url",
+        fake_openai.base_url,
+        "--model",
+        "fake-model",
+    ]
+    tmux(
+        socket,
+        "new-session",
+        "-d",
+        "-s",
+        "app",
+        "-x",
+        "110",
+        "-y",
+        "40",
+        "-c",
+        str(project),
+        *command,
+    )
+
+    def pane() -> str:
+        return tmux(socket, "capture-pane", "-p", "-S", "-200")
+
+    def until(condition: Any, what: str) -> None:
+        deadline = time.monotonic() + 30
+        while not condition():
+            assert time.monotonic() < deadline, f"{what}; the pane shows:\n{pane()}"
+            time.sleep(0.05)
+
+    try:
+        until(lambda: "Quit" in pane(), "the app did not start")
+        tmux(socket, "send-keys", "-t", "app", "first prompt", "Enter")
+        until(lambda: fake_openai.requests, "the prompt was not sent")
+        tmux(socket, "send-keys", "-t", "app", "queued prompt", "Enter")
+        until(lambda: "⏸ queued: queued prompt" in pane(), "not queued")
+        tmux(socket, "send-keys", "-t", "app", "steered prompt", "C-s")
+        until(lambda: "↳ steering: steered prompt" in pane(), "not steered")
+        assert len(fake_openai.requests) == 1  # the long reply still streams
+        until(lambda: "Last." in pane(), "the queue was not sent")
+        time.sleep(1)  # a prompt sent twice would make a fourth request by now
+        shown = pane()
+    finally:
+        tmux(socket, "kill-server")
+    assert [users(r) for r in fake_openai.requests] == [
+        ["first prompt"],
+        ["first prompt", "steered prompt"],
+        ["first prompt", "steered prompt", "queued prompt"],
+    ]
+    assert shown.count("queued prompt") == 1 and shown.count("steered prompt") == 1
+    assert shown.index("w39") < shown.index("steered prompt") < shown.index("Steered answer.")
+    assert shown.index("Steered answer.") < shown.index("queued prompt") < shown.index("Last.")
