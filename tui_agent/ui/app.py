@@ -848,6 +848,8 @@ class TuiAgentApp(App[None]):
         to the focused widget (the prompt closes its menu with it)."""
         if action == "cancel_turn":
             return self._session is not None and self._session.busy
+        if action in ("unqueue", "steer") and len(self.screen_stack) > 1:
+            return False  # not from a dialog: the prompt is behind it
         if action == "unqueue":  # before Cancel: Esc takes the queue back first
             return bool(self._queue or self.steering)
         if action == "steer":
