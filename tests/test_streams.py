@@ -248,6 +248,29 @@ async def test_the_issue_repro_a_cut_stream_is_retried_and_only_the_whole_reply_
     assert 'Hello there "' not in journal and journal.count(whole) == 1
 
 
+async def test_a_cancel_while_a_cut_reply_waits_for_its_retry_keeps_none_of_it(
+    project: Path,
+) -> None:
+    """Taken back is taken back: Esc during the retry's backoff records nothing of the cut
+    reply (a cancel mid-stream keeps what arrived, as before)."""
+    import asyncio
+
+    script = [Reply("Hello there my good friend", drop_after=3), Reply("next turn")]
+    async with FakeOpenAI(script) as server:
+        session = session_for(project, server, retry_base_delay=30)
+        seen = events_of(session)
+        task = asyncio.ensure_future(session.turn("hi"))
+        while not any(isinstance(e, ev.Retrying) for e in seen):
+            await asyncio.sleep(0.01)
+        assert session.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert [m["role"] for m in session.conversation.messages] == ["user"]
+        assert await session.turn("again") == "next turn"
+    assert server.rejected == []
+    assert "Hello there" not in session.transcript.journal.path.read_text()
+
+
 async def test_a_reply_cut_on_every_attempt_keeps_the_last_part_marked(project: Path) -> None:
     script = [Reply("Hello there my good friend", drop_after=3)] * 2
     async with FakeOpenAI(script) as server:
