@@ -55,9 +55,9 @@ def start(llmock: str, flags: list[str], log: Path) -> tuple[subprocess.Popen[by
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
+    for _ in range(200):  # up once it answers (llmock's own page: never a fault)
         try:
-            urllib.request.urlopen(f"{url}/v1/models", timeout=1).close()
+            urllib.request.urlopen(f"{url}/_llmock/verdict", timeout=1).close()
             return process, url
         except OSError:
             time.sleep(0.1)
