@@ -529,7 +529,7 @@ class TuiAgentApp(App[None]):
         """The dimmed list above the prompt and the footer's Esc follow the queue."""
         steering, view = self.steering, self._queue_view
         parent = self._prompt.parent
-        if view is None and (steering or self._queue) and parent is not None:
+        if view is None and (steering or self._queue) and isinstance(parent, Widget):
             from .queue import QueuedPrompts  # the first frame goes without it
 
             view = self._queue_view = QueuedPrompts(id="queue")
@@ -758,9 +758,10 @@ class TuiAgentApp(App[None]):
             else:
                 self._show_sent(event.prompt)
         elif type(event) is self._steered:  # shown where the model got it
-            chips = self.connection.sent(event.content)[1]
-            self.post_message(UserLine(event.prompt, chips))
-            self._announced = event.next_turn  # its TurnStarted follows: shown already
+            steered: Any = event
+            chips = self.connection.sent(steered.content)[1]
+            self.post_message(UserLine(steered.prompt, chips))
+            self._announced = steered.next_turn  # its TurnStarted follows: shown already
         self.post_message(AgentEvent(event))
 
     def _show_sent(self, content: str) -> None:

@@ -8,6 +8,7 @@ while empty: it imports nothing of the core."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
@@ -35,7 +36,7 @@ class QueuedPrompts(Static):
     QueuedPrompts.shown { display: block; }
     """
 
-    def __init__(self, **kwargs: str) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__("", **kwargs)
         self.shown: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
