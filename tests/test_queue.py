@@ -20,7 +20,17 @@ from conftest import write
 from tui_agent import create_session
 from tui_agent.core.session import Session
 from tui_agent.events import Steered, TurnStarted
-from tui_agent.testing import Call, FakeOpenAI, Reply, chat_text, run_app, send, turn_over, wait_for
+from tui_agent.testing import (
+    Call,
+    FakeOpenAI,
+    Reply,
+    chat_text,
+    run_app,
+    send,
+    turn_over,
+    wait_for,
+    wait_for_text,
+)
 
 SLOW = 0.1  # seconds between the chunks of a reply that is still streaming when we type
 
@@ -370,10 +380,17 @@ async def test_cancel_takes_back_what_was_steered(
     session.transcript.journal.close()
 
 
-async def test_commands_typed_while_working_wait_for_the_turn(
+async def test_commands_run_at_once_and_markdown_commands_and_shell_lines_wait(
     session: Session, fake_openai: FakeOpenAI
 ) -> None:
-    fake_openai.script += [slow()]
+    """A ``/command`` runs while the turn runs (``/reload`` mid-reply is a feature); a
+    Markdown command's prompt is a turn and a ``!command`` shares the conversation: both
+    wait for the turn, also when Ctrl+S is pressed."""
+    from tui_agent.core.paths import user_config_dir
+
+    write(user_config_dir() / "commands" / "hello.md", "Say hello to $ARGUMENTS.\n")
+    session.reload()
+    fake_openai.script += [slow(), Reply("Hello, Bob.")]
     ran: list[str] = []
 
     async def mark(args: str | None) -> None:
@@ -386,14 +403,16 @@ async def test_commands_typed_while_working_wait_for_the_turn(
         await send(pilot, "first")
         await streaming(pilot, fake_openai)
         await send(pilot, "/mark")
-        await typed(pilot, "/mark")
-        await pilot.press("ctrl+s")  # a command is never steered: queued
-        assert app.queued == ("/mark", "/mark")
-        assert ran == []
-        await settled(pilot, fake_openai, 1)
-        await wait_for(pilot, lambda: len(ran) == 2)
-        assert ran == ["busy=False", "busy=False"]
-        assert len(fake_openai.requests) == 1
+        await wait_for(pilot, lambda: ran == ["busy=True"])
+        await send(pilot, "/hello Bob")
+        await typed(pilot, "!echo shell-ran")
+        await pilot.press("ctrl+s")  # a command is never steered: Enter's way
+        assert app.queued == ("/hello Bob", "!echo shell-ran")
+        await settled(pilot, fake_openai, 2)
+        assert users(fake_openai.requests[1])[-1] == "Say hello to Bob."
+        await wait_for_text(pilot, "shell-ran")
+        assert len(fake_openai.requests) == 2
+        assert ran == ["busy=True"]
     session.transcript.journal.close()
 
 

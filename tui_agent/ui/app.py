@@ -494,10 +494,16 @@ class TuiAgentApp(App[None]):
         self._start_line(line)
 
     def _start_line(self, line: str) -> Worker[None] | None:
-        if self.working:  # a turn or !command runs: sent when it ends (commands too)
+        """A ``/command`` runs at once, also while a turn runs (``/reload``, ``/context``;
+        one that needs the turn to end says so); a prompt, a ``!command`` or a Markdown
+        command (its prompt is a turn) sent while a turn runs waits for it to end."""
+        connection = self.connection
+        if connection.is_command(line) and not connection.makes_turn(line):
+            return self.run_command(line)
+        if self.working:
             self.queue_line(line)
             return None
-        if self.connection.is_command(line):
+        if connection.is_command(line):
             return self.run_command(line)
         command = self.connection.shell_command(line)
         if command is not None:
@@ -545,14 +551,13 @@ class TuiAgentApp(App[None]):
 
     def steer_line(self, line: str) -> None:
         """Ctrl+S: ``line`` into the running turn, which the model gets before its next
-        request. With no turn running it is sent as Enter sends it; a ``/command`` or
-        ``!command`` is queued (only prompts reach a turn)."""
+        request. With no turn running, or for a ``/command`` or ``!command`` (only prompts
+        reach a turn), it is sent as Enter sends it."""
         if not self.session_ready or not self.session.steering.open:
             self.run_line(line)
             return
         if self.connection.is_command(line) or self.connection.shell_command(line) is not None:
-            self.notify("Commands wait for the turn to end: queued.")
-            self.queue_line(line)
+            self.run_line(line)
             return
         self._steering.append(line)
         self.show_queue()

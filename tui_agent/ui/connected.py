@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..core import events, mentions, messages, user_shell
 from ..core.approval import ApprovalRequest, Decision
 from ..core.atomic import write_text_atomic
-from ..core.commands import Commands, Completion, complete, is_command_line
+from ..core.commands import Commands, Completion, complete, is_command_line, parse_command
 from ..core.conversation import Conversation
 from ..core.describe import hooks_label, parameter_rows
 from ..core.output import Note
@@ -137,6 +137,13 @@ class Connection:
     def is_command(line: str) -> bool:
         """A line the app runs as a command (or the bare ``/`` that lists them), not a turn."""
         return is_command_line(line)
+
+    def makes_turn(self, line: str) -> bool:
+        """``line`` runs a Markdown command, whose prompt is a turn: while a turn runs it
+        is queued like a prompt (other commands run at once: ``/reload``, ``/context``…)."""
+        parsed = parse_command(line) if is_command_line(line) else None
+        command = self.session.commands.get(parsed[0]) if parsed else None
+        return command is not None and command.source == "markdown"
 
     def complete(self, line: str) -> Completion:
         """Tab completion for the prompt's ``line`` (the text before the cursor)."""
