@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -537,7 +536,6 @@ def tmux(socket: str, *args: str) -> str:
     return done.stdout
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 def test_in_tmux_a_prompt_typed_during_a_long_reply_is_sent_once(
     project: Path, isolated_home: Path, fake_openai: FakeOpenAI
 ) -> None:
@@ -606,3 +604,31 @@ def test_in_tmux_a_prompt_typed_during_a_long_reply_is_sent_once(
     assert shown.count("queued prompt") == 1 and shown.count("steered prompt") == 1
     assert shown.index("w39") < shown.index("steered prompt") < shown.index("Steered answer.")
     assert shown.index("Steered answer.") < shown.index("queued prompt") < shown.index("Last.")
+
+
+async def test_a_steered_prompt_starts_no_turn_for_rewind_and_redo(
+    session: Session, fake_openai: FakeOpenAI
+) -> None:
+    """/rewind takes two turns back, /redo brings them back one at a time: the steered
+    message stays inside the turn it was steered into (each turn's messages start at its
+    own prompt, not at any user message)."""
+    fake_openai.script += [
+        Reply("First answer."),
+        Reply(calls=[Call("read", {"path": "a.txt"})], delay=SLOW),
+        Reply("Read it."),
+    ]
+    assert await session.turn("first") == "First answer."
+    turn = asyncio.ensure_future(session.turn("read a.txt"))
+    await started(fake_openai, 2)
+    assert await session.steer("and count its words")
+    assert await turn == "Read it."
+    whole = [(m["role"], m.get("content")) for m in session.conversation]
+    assert [c for r, c in whole if r == "user"] == ["first", "read a.txt", "and count its words"]
+
+    first = session.checkpoints.list()[0].turn
+    await session.checkpoints.rewind(first, code=False)
+    assert list(session.conversation) == []
+    await session.checkpoints.redo()  # the first turn, and only it
+    assert [(m["role"], m.get("content")) for m in session.conversation] == whole[:2]
+    await session.checkpoints.redo()
+    assert [(m["role"], m.get("content")) for m in session.conversation] == whole

@@ -462,7 +462,7 @@ async def test_malformed_sse_chunk_ends_the_reply_with_a_clear_error(
         await still_works(pilot, app, session, server, ["first question"])
 
 
-async def test_stalled_stream_times_out_and_a_prompt_sent_meanwhile_is_kept(
+async def test_stalled_stream_times_out_and_a_prompt_sent_meanwhile_is_sent_after(
     project: Path, server: GatedOpenAI
 ) -> None:
     configure(retry_attempts=1, retry_base_delay=0.01, timeout=1)
@@ -471,19 +471,17 @@ async def test_stalled_stream_times_out_and_a_prompt_sent_meanwhile_is_kept(
     async with running(session) as (app, pilot):
         await send(pilot, "first question")
         await wait_for(pilot, lambda: session.busy)
-        # the user sends another prompt while the stream hangs: it stays in the prompt
+        # the user sends another prompt while the stream hangs: it is queued (issue 27)
         await send(pilot, "second thought")
         await pilot.pause()
-        assert prompt_of(app).text == "second thought"
+        assert app.queued == ("second thought",)
         assert user_lines(app) == ["first question"]
+        server.script.append(Reply("now then"))  # for the queued prompt, once the turn ends
         await error_shown(pilot, "timed out")
-        await turn_over(pilot, session)
-        assert prompt_of(app).text == "second thought"
-        assert "too late" not in chat_text(app)
-        server.script.append(Reply("now then"))
-        await pilot.press("enter")
         await wait_for(pilot, lambda: "now then" in replies(app))
         await turn_over(pilot, session)
+        assert "too late" not in chat_text(app)
+        assert app.queued == () and prompt_of(app).text == ""
         assert user_messages(server.requests[-1]) == ["first question", "second thought"]
         await still_works(
             pilot, app, session, server, ["first question", "second thought"], draft=False

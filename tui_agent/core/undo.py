@@ -282,7 +282,8 @@ class Checkpoints:
         if conversation:
             removed, note = self._cut(turns)
         # each turn goes on the redo stack, newest first, so /redo brings back the oldest
-        groups = _share(removed, len(turns)) if removed else [[] for _ in turns]
+        prompts = [c.prompt for c in turns]
+        groups = _share(removed, prompts) if removed else [[] for _ in turns]
         for checkpoint, messages in zip(reversed(turns), reversed(groups), strict=True):
             self._replace(replace(checkpoint, undone=True))
             self._undone.append(_Undone(checkpoint.turn, messages, code))
@@ -441,7 +442,11 @@ class Checkpoints:
                     for m in (removed if isinstance(removed, list) else [])
                     if isinstance(m, dict)
                 ]
-                groups = _share(messages, len(turns)) if messages else [[] for _ in turns]
+                prompts = [
+                    next((c.prompt for c in self._items if c.turn == number), "")
+                    for number in turns
+                ]
+                groups = _share(messages, prompts) if messages else [[] for _ in turns]
                 code = record.get("code") is not False
                 for number, group in zip(reversed(turns), reversed(groups), strict=True):
                     found = next((c for c in self._items if c.turn == number), None)
@@ -507,13 +512,18 @@ def _last_prompt(messages: Sequence[Message], prompt: str) -> int | None:
     return None
 
 
-def _share(messages: Sequence[Message], turns: int) -> list[list[Message]]:
-    """``messages`` (several turns', oldest first) split at their user prompts into
-    ``turns`` groups; what does not split evenly goes to the first group."""
-    starts = [i for i, m in enumerate(messages) if _typed(m) is not None]
-    if len(starts) < turns:
-        return [list(messages), *[[] for _ in range(turns - 1)]]
-    bounds = [0, *starts[len(starts) - turns + 1 :], len(messages)]
+def _share(messages: Sequence[Message], prompts: Sequence[str]) -> list[list[Message]]:
+    """``messages`` (several turns', oldest first) split into one group per turn, each
+    starting at its turn's own prompt (``prompts``, oldest first), found from the end as
+    ``_cut`` finds them: a prompt steered into a turn (``session.steer``) starts no group.
+    What cannot be split so goes to the first group."""
+    bounds = [len(messages)]
+    for prompt in reversed(prompts[1:]):
+        found = _last_prompt(messages[: bounds[0]], prompt)
+        if found is None:
+            return [list(messages), *[[] for _ in prompts[1:]]]
+        bounds.insert(0, found)
+    bounds.insert(0, 0)
     return [list(messages[a:b]) for a, b in itertools.pairwise(bounds)]
 
 
