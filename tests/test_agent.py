@@ -383,7 +383,8 @@ async def test_the_agent_runs_a_turn_from_its_parts_with_no_session(tmp_path: Pa
             system_prompt=lambda: "You are a test.",
             tool_context=lambda **kw: ToolContext(directory=str(tmp_path), **kw),
         )
-        assert await agent.turn("say hi") == "Echoed."
+        outcome = await agent.turn("say hi")
+    assert outcome == ev.TurnFinished("Echoed.", steps=2)
     assert server.requests[0]["messages"][0] == {"role": "system", "content": "You are a test."}
     assert [m["role"] for m in transcript.conversation.messages] == [
         "user",

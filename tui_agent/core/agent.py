@@ -105,7 +105,10 @@ class Agent:
         value = self.settings().get(key)
         return default if value is None else value
 
-    async def turn(self, prompt: str) -> str:
+    async def turn(self, prompt: str) -> ev.TurnFinished:
+        """Run one turn of ``prompt``; its outcome (the final reply, the error that ended
+        it, the steps) is returned, and emitted as it is. A cancel emits a cancelled one and
+        raises ``CancelledError``."""
         self.events.emit(ev.TurnStarted(prompt))
         self.transcript.record(UserMessage(prompt))
         reply_text = ""
@@ -119,8 +122,7 @@ class Agent:
                         "or raise max_steps in config.toml."
                     )
                     self.output.say(note, kind="error")
-                    self.events.emit(ev.TurnFinished(reply_text, error=note, steps=steps))
-                    return reply_text
+                    return self._finished(ev.TurnFinished(reply_text, error=note, steps=steps))
                 steps += 1
                 await self._fit()
                 reply = await self._reply(self.provider())
@@ -130,11 +132,11 @@ class Agent:
                     self.transcript.record(AssistantMessage(reply.text, reply.calls))
                 if reply.error is not None:
                     self.output.say(reply.error, kind="error")
-                    self.events.emit(ev.TurnFinished(reply_text, error=reply.error, steps=steps))
-                    return reply_text
+                    return self._finished(
+                        ev.TurnFinished(reply_text, error=reply.error, steps=steps)
+                    )
                 if not reply.calls:
-                    self.events.emit(ev.TurnFinished(reply_text, steps=steps))
-                    return reply_text
+                    return self._finished(ev.TurnFinished(reply_text, steps=steps))
                 cut = reply.finish == "length"
                 if self.before_tools is not None:
                     await self.before_tools()
@@ -154,6 +156,10 @@ class Agent:
             self.transcript.close_open_calls(CANCELLED)
             self.events.emit(ev.TurnFinished(reply_text, cancelled=True, steps=steps))
             raise
+
+    def _finished(self, outcome: ev.TurnFinished) -> ev.TurnFinished:
+        self.events.emit(outcome)
+        return outcome
 
     async def _fit(self, *, overflow: bool = False, limit: int | None = None) -> bool:
         """Make the next request fit the context window (``budget.fit``); after an overflow

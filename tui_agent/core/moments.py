@@ -14,10 +14,12 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import events as ev
 from .output import Output
+
+if TYPE_CHECKING:
+    from .events import TurnFinished
 
 log = logging.getLogger("tui_agent.moments")
 
@@ -127,40 +129,28 @@ class Moments:
         return with_context(prompt, content, texts)
 
     async def until_stopped(
-        self, turn: Callable[[str], Awaitable[str]], content: str, events: ev.EventBus
-    ) -> str:
+        self, turn: Callable[[str], Awaitable[TurnFinished]], content: str
+    ) -> TurnFinished:
         """Run ``turn(content)``; while a stop function answers the finished turn with
         feedback, go on with it as the next user message (``MAX_STOP_CONTINUATIONS`` times
         at most). Stop functions run only after a turn the model finished (not after an
-        error, a cancel or ``max_steps``)."""
-        finished: list[ev.TurnFinished] = []
-
-        def heard(event: ev.Event) -> None:
-            if isinstance(event, ev.TurnFinished):
-                finished.append(event)
-
-        stop_listening = events.listen(heard) if self.stop else None
-        try:
-            reply = await turn(content)
-            continued = 0
-            while self.stop and finished and not (finished[-1].error or finished[-1].cancelled):
-                feedback = await self._stopping(reply, continued)
-                if feedback is None:
-                    break
-                if continued >= MAX_STOP_CONTINUATIONS:
-                    self.output.say(
-                        f"The turn ends here: stop hooks kept it going {continued} times, "
-                        "the most one prompt allows.",
-                        kind="error",
-                    )
-                    break
-                continued += 1
-                finished.clear()
-                reply = await turn(feedback_message(feedback))
-            return reply
-        finally:
-            if stop_listening is not None:
-                stop_listening()
+        error or ``max_steps``; a cancel raises). The last turn's outcome is returned."""
+        outcome = await turn(content)
+        continued = 0
+        while self.stop and not outcome.error:
+            feedback = await self._stopping(outcome.reply, continued)
+            if feedback is None:
+                break
+            if continued >= MAX_STOP_CONTINUATIONS:
+                self.output.say(
+                    f"The turn ends here: stop hooks kept it going {continued} times, "
+                    "the most one prompt allows.",
+                    kind="error",
+                )
+                break
+            continued += 1
+            outcome = await turn(feedback_message(feedback))
+        return outcome
 
     async def _stopping(self, reply: str, continued: int) -> str | None:
         texts = []

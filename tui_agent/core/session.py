@@ -358,9 +358,8 @@ class Session:
         """One turn of a prompt whose prompt functions ran, with its checkpoint."""
         self.checkpoints.start(prompt.prompt)
         try:
-            return await self.extensions.moments.until_stopped(
-                self.agent.turn, prompt.content, self.events
-            )
+            outcome = await self.extensions.moments.until_stopped(self.agent.turn, prompt.content)
+            return outcome.reply
         finally:
             await self._end_checkpoint()
 
