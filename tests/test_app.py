@@ -1181,3 +1181,28 @@ async def test_a_broken_config_file_is_named_as_a_config_problem(project: Path) 
         problems = [text for text in note_texts(app) if "problem:" in text]
         assert problems and all(text.startswith("config problem: ") for text in problems)
         assert str(config) in problems[0]
+
+
+async def test_enter_in_a_burst_of_keys_sends_the_text_the_keys_before_it_left(
+    project: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Keys that arrive together (a paste of keystrokes, tmux's send-keys, a fast typist
+    over ssh) are applied in order: Enter after five Backspaces sends what they left. It
+    sent the text as it was before them (Backspace is a binding, run once the key has come
+    up to the app; Enter was handled in the prompt at once)."""
+    from textual import events
+
+    from tui_agent.testing import run_app, turn_over
+
+    fake_openai.script.append(Reply("ok"))
+    session = create_session(project, base_url=fake_openai.base_url, model="fake-model")
+    async with run_app(session) as pilot:
+        await pilot.press(*"hello world")
+        await pilot.pause()
+        for key in ["backspace"] * 5 + ["enter"]:  # as the driver posts a burst: no pause
+            pilot.app.post_message(events.Key(key, "\r" if key == "enter" else None))
+        await wait_for(pilot, lambda: len(fake_openai.requests) == 1)
+        await turn_over(pilot)
+        users = [m["content"] for m in fake_openai.requests[0]["messages"] if m["role"] == "user"]
+        assert users == ["hello "]
+        assert pilot.app.query_one(PromptArea).text == ""

@@ -24,7 +24,6 @@ from tui_agent import create_session
 from tui_agent.testing import FakeOpenAI, Reply, wait_for
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.chat import ReplyMarkdown, UserMessage
-from tui_agent.ui.prompt import PromptArea
 
 SIZE = (100, 30)
 PROMPT = "hello there"
@@ -96,12 +95,12 @@ async def running(condition: Callable[[], Any], seconds: float = 10) -> None:
 
 
 def send_keys(app: TuiAgentApp, text: str) -> None:
-    """Keys into the prompt all at once, as ``tmux send-keys`` gives them (``pilot.press``
-    waits for the app between keys), then Enter."""
-    prompt = app.query_one(PromptArea)
+    """Keys all at once, as ``tmux send-keys`` gives them (``pilot.press`` waits for the
+    app between keys), then Enter: posted to the app, as the driver posts them (it
+    forwards each to the focused prompt)."""
     for char in text:
-        prompt.post_message(events.Key("space" if char == " " else char, char))
-    prompt.post_message(events.Key("enter", "\r"))
+        app.post_message(events.Key("space" if char == " " else char, char))
+    app.post_message(events.Key("enter", "\r"))
 
 
 def chat_rows(app: TuiAgentApp, terminal: Terminal) -> list[str]:

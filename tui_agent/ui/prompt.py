@@ -134,9 +134,11 @@ class PromptArea(TextArea):
         elif event.key == "escape" and self._picking:
             self.close_picker()
         if event.key == "enter":
-            event.stop()
+            # no newline (TextArea's handler is prevented); the "enter" binding submits.
+            # Bindings run once a key has come up to the app, so Enter waits behind the
+            # keys typed before it (the Backspaces of a burst are TextArea bindings):
+            # submitted here at once, it sent the text as it was before them
             event.prevent_default()
-            self.action_submit()
             return
         if event.key == "tab":
             event.stop()
