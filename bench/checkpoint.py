@@ -1,4 +1,4 @@
-"""``checkpoint``: snapshots of a 10,000-file repository (core/checkpoints.py) vs ``git status``.
+"""``checkpoint``: snapshots of a 10,000-file repository (checkpoints/store.py) vs ``git status``.
 
 python bench/checkpoint.py [--files N] [--runs N]   # alone, prints the figures as JSON
 """
@@ -83,7 +83,7 @@ def bench_checkpoint(
     store (a new store folder per run), ``incremental_ms`` after 3 changed, 1 added and 1
     deleted file (one store, a step per run); ``baseline_ms`` is ``git status --porcelain``
     on the same tree in the same run. Medians of ``runs``, after one warm-up of each."""
-    from tui_agent.core.checkpoints import CheckpointStore
+    from tui_agent.core.checkpoints.store import CheckpointStore
 
     root = sandbox.project("checkpoint")
     t0 = time.perf_counter()

@@ -14,7 +14,7 @@ RESUME_MARKER = "zebra-quokka-5000"
 
 
 def write_journal(path: Path, session_id: str, directory: Path, count: int) -> None:
-    """A journal as tui_agent.core.journal writes it: a session header, then messages.
+    """A journal as tui_agent.core.conversation.journal writes it: a session header, then messages.
 
     Turns of five messages: a question, an assistant message with two tool calls, their two
     results, and a Markdown answer. The last message is an answer with ``RESUME_MARKER``.

@@ -1,5 +1,5 @@
 """``sandbox``: the cost of running a shell command in the bubblewrap sandbox
-(core/sandbox.py) rather than bare, for a trivial command (``bash -c true``).
+(core/sandbox/sandbox.py) rather than bare, for a trivial command (``bash -c true``).
 
 python bench/sandbox.py [--runs N]   # alone, prints the figures as JSON
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from common import Sandbox, log, median, rounded
 
-from tui_agent.core import netproxy
+from tui_agent.core.sandbox import netproxy
 from tui_agent.sandbox import Sandbox as ShellSandbox
 from tui_agent.sandbox import availability
 

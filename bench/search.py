@@ -3,7 +3,7 @@
 python bench/search.py [--files N] [--runs N]   # alone, prints the figures as JSON
 
 Our side is the real tool call, ``await session.toolbox.run("grep", {...})`` (permission
-hook, validation, the thread hand-off, the engines of tui_agent/core/search.py, the result
+hook, validation, the thread hand-off, the engines of tui_agent/core/engines/search.py, the result
 as the model gets it). The baseline is ``rg PATTERN`` and ``rg --files --glob PATTERN``
 in the same folder, or ``git grep``/``git ls-files`` where ripgrep is not installed, its
 whole output read through a pipe. Both sides must find the same number of lines and files.

@@ -241,7 +241,7 @@ async def soak_turns(
 
 def write_config(window: int) -> Path:
     """``context_window = window`` in the user's config.toml (HOME/XDG say where)."""
-    from tui_agent.core.config import user_config_file
+    from tui_agent.core.project.config import user_config_file
 
     path = user_config_file()
     path.parent.mkdir(parents=True, exist_ok=True)

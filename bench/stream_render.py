@@ -131,7 +131,7 @@ async def _ui_stream(
     folder: Path, base_url: str, gates: dict[int, Any], arrived: dict[int, Any]
 ) -> dict[str, Any]:
     from tui_agent import create_session
-    from tui_agent.core import events as ev
+    from tui_agent.core.protocol import events as ev
     from tui_agent.ui.app import TuiAgentApp
 
     gc.collect()  # what earlier runs left behind is not collected on this run's clock

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tui_agent.core import config as config_module
-from tui_agent.core.sandbox import availability
+from tui_agent.core.project import config as config_module
+from tui_agent.core.sandbox.sandbox import availability
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -51,7 +51,7 @@ def isolated_home(
         monkeypatch.delenv(var, raising=False)
     config_module.reset_default_config()
     if request.node.get_closest_marker("real_permissions") is None:
-        from tui_agent.core.paths import user_config_dir
+        from tui_agent.core.util.paths import user_config_dir
 
         folder = user_config_dir()
         folder.mkdir(parents=True, exist_ok=True)
@@ -66,7 +66,7 @@ def sandbox_off(isolated_home: Path) -> None:
     shell as it runs without bubblewrap (macOS, or bwrap missing) and of the approval
     flow with ``execute`` as the tool that asks: with the sandbox on, a sandboxed
     ``execute`` is not asked about (tests/test_sandbox.py covers that)."""
-    from tui_agent.core.paths import user_config_dir
+    from tui_agent.core.util.paths import user_config_dir
 
     path = user_config_dir() / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -85,7 +85,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def user_config_dir(isolated_home: Path) -> Path:
-    from tui_agent.core.paths import user_config_dir
+    from tui_agent.core.util.paths import user_config_dir
 
     folder = user_config_dir()
     assert str(folder).startswith(str(isolated_home))

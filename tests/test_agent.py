@@ -12,12 +12,12 @@ import pytest
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.core import events as ev
+from tui_agent.core.protocol import events as ev
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
 
 def session_for(project: Path, server: FakeOpenAI, **settings: Any) -> Any:
-    from tui_agent.core.paths import user_config_dir
+    from tui_agent.core.util.paths import user_config_dir
 
     lines = ["retry_base_delay = 0.01", *[f"{k} = {json.dumps(v)}" for k, v in settings.items()]]
     lines += ["[permission]", '"*" = "allow"']  # the loop is under test here, not permissions
@@ -356,10 +356,10 @@ async def test_the_agent_runs_a_turn_from_its_parts_with_no_session(tmp_path: Pa
     functions are all the loop needs (an embedder can build one the same way)."""
     from tui_agent import Toolbox
     from tui_agent.core.agent import Agent
-    from tui_agent.core.context import ToolContext
-    from tui_agent.core.output import Output
+    from tui_agent.core.conversation.transcript import Transcript
+    from tui_agent.core.protocol.context import ToolContext
+    from tui_agent.core.protocol.output import Output
     from tui_agent.core.providers.openai import OpenAIProvider
-    from tui_agent.core.transcript import Transcript
 
     toolbox = Toolbox()
     toolbox.add("echo", description="Echo", params={"text": {"type": "string"}})(
@@ -401,7 +401,7 @@ async def test_the_agent_runs_a_turn_from_its_parts_with_no_session(tmp_path: Pa
 async def test_notes_travel_with_the_events_in_order(project: Path) -> None:
     """One stream: a note a tool says while it runs comes between its call's start and end
     on session.events, wherever it was said from (a sync tool runs in a worker thread)."""
-    from tui_agent.core.output import Note
+    from tui_agent.core.protocol.output import Note
 
     script = [Reply(calls=[Call("talk", {})]), Reply("done")]
     async with FakeOpenAI(script) as server:

@@ -24,7 +24,7 @@ from textual.pilot import Pilot
 from textual.widgets import Collapsible, DataTable, Footer, Input, Static
 
 from tui_agent import ApprovalRequest, Session, create_session
-from tui_agent.core.paths import user_config_dir, user_data_dir
+from tui_agent.core.util.paths import user_config_dir, user_data_dir
 from tui_agent.testing import Call, FakeOpenAI, Reply, send, wait_for
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.approval import ApprovalScreen, TrustScreen

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tui_agent.core.atomic import write_text_atomic
+from tui_agent.core.util.atomic import write_text_atomic
 
 
 def test_writes_whole_and_creates_folders(tmp_path: Path) -> None:
@@ -27,7 +27,7 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(
     def full_disk(*args: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("tui_agent.core.atomic.os.replace", full_disk)
+    monkeypatch.setattr("tui_agent.core.util.atomic.os.replace", full_disk)
     with pytest.raises(OSError, match="No space left"):
         write_text_atomic(target, "new")
     assert target.read_text() == "old"

@@ -12,10 +12,10 @@ import pytest
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.core import compaction
-from tui_agent.core.config import user_config_file
-from tui_agent.core.events import Compacted, ConversationReset
-from tui_agent.core.journal import read_messages, read_records
+from tui_agent.core.conversation import compaction
+from tui_agent.core.conversation.journal import read_messages, read_records
+from tui_agent.core.project.config import user_config_file
+from tui_agent.core.protocol.events import Compacted, ConversationReset
 from tui_agent.testing import Call, FakeOpenAI, Reply, count_tokens, transcript_problem
 
 SUMMARY_SYSTEM = "You summarise a conversation"
@@ -350,8 +350,8 @@ async def test_a_huge_tool_result_is_cut_and_saved_whole(project: Path) -> None:
 
 @pytest.mark.parametrize("window", [2048, 4096])
 def test_prune_and_split_keep_the_transcript_valid(window: int) -> None:
-    from tui_agent.core.messages import AssistantMessage, ToolMessage, UserMessage
-    from tui_agent.core.result import Result
+    from tui_agent.core.protocol.messages import AssistantMessage, ToolMessage, UserMessage
+    from tui_agent.core.protocol.result import Result
 
     messages: list[Any] = []
     for n in range(30):
@@ -371,7 +371,7 @@ def test_prune_and_split_keep_the_transcript_valid(window: int) -> None:
 
 
 def _call(call_id: str, call: Call) -> Any:
-    from tui_agent.core.messages import Call as MessageCall
+    from tui_agent.core.protocol.messages import Call as MessageCall
 
     return MessageCall(call_id, call.name, call.raw)
 

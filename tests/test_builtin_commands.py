@@ -12,8 +12,13 @@ import pytest
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.core.events import Compacted, ConversationReset, ExitRequested, ThemeRequested
-from tui_agent.core.journal import read_messages
+from tui_agent.core.conversation.journal import read_messages
+from tui_agent.core.protocol.events import (
+    Compacted,
+    ConversationReset,
+    ExitRequested,
+    ThemeRequested,
+)
 from tui_agent.testing import FakeOpenAI, Reply
 
 COMMANDS = [

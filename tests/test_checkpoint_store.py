@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tui_agent.core import paths
-from tui_agent.core.checkpoints import (
+from tui_agent.core.checkpoints.store import (
     MISSING_GIT,
     Change,
     CheckpointError,
     CheckpointStore,
     Snapshot,
 )
+from tui_agent.core.util import paths
 
 IDENTITY = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
 

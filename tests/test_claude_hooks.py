@@ -20,7 +20,7 @@ from conftest import ALLOW_ALL, FIXTURES, write
 
 from tui_agent import Session, create_session
 from tui_agent.command_hooks import in_force
-from tui_agent.core.paths import user_config_dir
+from tui_agent.core.util.paths import user_config_dir
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
 HOOKS = FIXTURES / "claude_hooks"
@@ -609,7 +609,7 @@ async def test_transcript_path_is_a_claude_transcript_kept_in_step(
 def test_if_rules_follow_claudes_permission_rule_syntax(
     rule: str, tool: str, sent: dict[str, Any], fits: bool
 ) -> None:
-    from tui_agent.core.claude_names import claude_name, rule_matches, rule_problem
+    from tui_agent.core.hooks.claude_names import claude_name, rule_matches, rule_problem
 
     assert rule_problem(rule) is None
     claude = claude_name(tool, sent, ["mcp__git__git_status"] if tool.startswith("git_") else [])

@@ -25,7 +25,7 @@ from tui_agent import (
     create_session,
 )
 from tui_agent.command_hooks import CommandHook, in_force, parse
-from tui_agent.core.paths import user_config_dir, user_data_dir
+from tui_agent.core.util.paths import user_config_dir, user_data_dir
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
 # -- helpers ---------------------------------------------------------------------------------

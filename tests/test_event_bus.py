@@ -15,8 +15,8 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from tui_agent import create_session
-from tui_agent.core import events as ev
-from tui_agent.core.paths import user_config_dir
+from tui_agent.core.protocol import events as ev
+from tui_agent.core.util.paths import user_config_dir
 from tui_agent.testing import chat_text, run_app, send, wait_for, wait_for_text
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.chat import ToolCallBlock

@@ -25,7 +25,7 @@ import pytest
 from conftest import needs_bwrap, write
 
 from tui_agent import Session, create_session, search
-from tui_agent.core.project_files import ProjectFiles
+from tui_agent.core.engines.project_files import ProjectFiles
 
 NEEDLE = "needle"
 LOOKAROUND = r"needle(?= in)"  # ripgrep cannot say it: grep goes to the git engine

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from conftest import needs_bwrap, write
 
-from tui_agent.core import paths
+from tui_agent.core.util import paths
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
 PLUGIN = """\

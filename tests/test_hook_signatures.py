@@ -19,8 +19,8 @@ import pytest
 from conftest import write
 
 from tui_agent import Toolbox, create_session
-from tui_agent.core import toolbox as toolbox_module
-from tui_agent.core.signatures import leading_arguments, parameters
+from tui_agent.core.tools import toolbox as toolbox_module
+from tui_agent.core.util.signatures import leading_arguments, parameters
 
 ARGS = {"path": "p"}
 RAW = {"lines": 2}

@@ -15,7 +15,8 @@ import pytest
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.core import journal, paths
+from tui_agent.core.conversation import journal
+from tui_agent.core.util import paths
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
 SECRET_ENV = "sk-secret-123"

@@ -21,7 +21,7 @@ from conftest import FIXTURES, write
 
 import tui_agent
 from tui_agent import create_session
-from tui_agent.core.paths import user_config_dir
+from tui_agent.core.util.paths import user_config_dir
 from tui_agent.paths import user_cache_dir
 from tui_agent.testing import Call, FakeOpenAI, Reply
 

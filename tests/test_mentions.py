@@ -15,9 +15,9 @@ import pytest
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.core import mentions
-from tui_agent.core.mentions import MAX_BYTES, MentionError, expand, find, split
-from tui_agent.core.project_files import ProjectFiles, rank, walk_files
+from tui_agent.core.conversation import mentions
+from tui_agent.core.conversation.mentions import MAX_BYTES, MentionError, expand, find, split
+from tui_agent.core.engines.project_files import ProjectFiles, rank, walk_files
 from tui_agent.testing import FakeOpenAI, Reply
 
 

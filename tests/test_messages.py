@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import tui_agent
-from tui_agent.core import messages
-from tui_agent.core.conversation import Conversation, repair
-from tui_agent.core.messages import (
+from tui_agent.core.conversation.conversation import Conversation, repair
+from tui_agent.core.protocol import messages
+from tui_agent.core.protocol.messages import (
     AssistantMessage,
     Call,
     Message,
@@ -21,8 +21,8 @@ from tui_agent.core.messages import (
     UserMessage,
     from_openai,
 )
+from tui_agent.core.protocol.result import Result
 from tui_agent.core.providers.base import ToolCall
-from tui_agent.core.result import Result
 from tui_agent.testing import transcript_problem
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"a": 1}'}}

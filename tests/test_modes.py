@@ -12,7 +12,7 @@ import pytest
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.core.config import user_config_file
+from tui_agent.core.project.config import user_config_file
 from tui_agent.events import ModeChanged
 from tui_agent.testing import Call, FakeOpenAI, Reply
 

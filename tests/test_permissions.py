@@ -17,8 +17,7 @@ import pytest
 from conftest import SANDBOX_OFF, nobody_asked, write
 
 from tui_agent import ApprovalRequest, Decision, Session, Toolbox, create_session
-from tui_agent.core.paths import user_config_dir
-from tui_agent.core.permissions import (
+from tui_agent.core.permissions.permissions import (
     Rules,
     Subject,
     add_rule,
@@ -27,7 +26,8 @@ from tui_agent.core.permissions import (
     session_pattern,
     subjects_for,
 )
-from tui_agent.core.shell import split_commands
+from tui_agent.core.permissions.shell import split_commands
+from tui_agent.core.util.paths import user_config_dir
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
 pytestmark = pytest.mark.real_permissions
@@ -946,7 +946,7 @@ async def test_a_session_allow_inside_does_not_open_outside_paths(
     "command", ['echo "rm x" | bash', "bash script.sh", "source ./env.sh", "curl -s x | sh"]
 )
 def test_a_shell_reading_a_script_or_stdin_needs_an_explicit_rule(command: str) -> None:
-    from tui_agent.core.permissions import Rules, subjects_for
+    from tui_agent.core.permissions.permissions import Rules, subjects_for
 
     rules = Rules({"execute": {"*": "allow", "rm *": "deny"}})
     verdicts = rules.check_all(

@@ -23,8 +23,8 @@ import pytest
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.core import packages
-from tui_agent.core.plugins import plugin_errors
+from tui_agent.core.extensions import packages
+from tui_agent.core.extensions.plugins import plugin_errors
 
 REPO = Path(__file__).resolve().parent.parent
 _NUMBER = itertools.count()

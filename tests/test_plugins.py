@@ -16,8 +16,8 @@ from conftest import FIXTURES, write
 
 import tui_agent
 from tui_agent import create_session
-from tui_agent.core import paths
-from tui_agent.core.paths import bundled_plugins_dir
+from tui_agent.core.util import paths
+from tui_agent.core.util.paths import bundled_plugins_dir
 
 # -- helpers ------------------------------------------------------------------------------
 
@@ -907,7 +907,7 @@ async def test_command_gets_everything_after_the_first_space(
 
 
 def test_a_file_that_fails_after_registering_keeps_none_of_its_setups(project: Path) -> None:
-    from tui_agent.core.paths import home_plugins_dir
+    from tui_agent.core.util.paths import home_plugins_dir
 
     write(
         home_plugins_dir() / "half.py",

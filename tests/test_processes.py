@@ -16,8 +16,10 @@ import pytest
 from conftest import running
 
 from tui_agent import create_session
-from tui_agent.core import command_hooks, prompt_commands, user_shell
-from tui_agent.core.command_hooks import CommandHook
+from tui_agent.core.extensions import prompt_commands
+from tui_agent.core.hooks import command_hooks
+from tui_agent.core.hooks.command_hooks import CommandHook
+from tui_agent.core.sandbox import user_shell
 
 pytestmark = pytest.mark.usefixtures("sandbox_off")
 

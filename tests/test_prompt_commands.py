@@ -17,8 +17,8 @@ from conftest import write
 
 import tui_agent
 from tui_agent import create_session
-from tui_agent.core import prompt_commands
-from tui_agent.core.commands import complete
+from tui_agent.core.extensions import prompt_commands
+from tui_agent.core.extensions.commands import complete
 from tui_agent.testing import (
     FakeOpenAI,
     Reply,
@@ -63,7 +63,7 @@ async def run(session: tui_agent.Session, line: str) -> None:
 
 
 def user_command(name: str, text: str) -> Path:
-    from tui_agent.core.paths import user_config_dir
+    from tui_agent.core.util.paths import user_config_dir
 
     return write(user_config_dir() / "commands" / name, text)
 
@@ -372,7 +372,7 @@ def greet(session):
 
 
 async def test_a_plugins_command_keeps_its_name(project: Path) -> None:
-    from tui_agent.core.paths import user_config_dir
+    from tui_agent.core.util.paths import user_config_dir
 
     write(user_config_dir() / "plugins" / "greet.py", GREET_PLUGIN)
     greet_file = write(project / ".claude" / "commands" / "greet.md", "Greet me.\n")

@@ -17,7 +17,7 @@ from conftest import write
 from textual.pilot import Pilot
 
 from tui_agent import create_session
-from tui_agent.core.session import Session
+from tui_agent.core.session.session import Session
 from tui_agent.testing import (
     FakeOpenAI,
     Reply,

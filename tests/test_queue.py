@@ -17,7 +17,7 @@ import pytest
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.core.session import Session
+from tui_agent.core.session.session import Session
 from tui_agent.events import Steered, TurnStarted
 from tui_agent.testing import (
     Call,
@@ -385,7 +385,7 @@ async def test_commands_run_at_once_and_markdown_commands_and_shell_lines_wait(
     """A ``/command`` runs while the turn runs (``/reload`` mid-reply is a feature); a
     Markdown command's prompt is a turn and a ``!command`` shares the conversation: both
     wait for the turn, also when Ctrl+S is pressed."""
-    from tui_agent.core.paths import user_config_dir
+    from tui_agent.core.util.paths import user_config_dir
 
     write(user_config_dir() / "commands" / "hello.md", "Say hello to $ARGUMENTS.\n")
     session.reload()

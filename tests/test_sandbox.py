@@ -27,8 +27,8 @@ import pytest
 from conftest import needs_bwrap, running, write
 
 from tui_agent import ApprovalRequest, Decision, Session, create_session
-from tui_agent.core import netproxy
-from tui_agent.core.paths import user_config_dir
+from tui_agent.core.sandbox import netproxy
+from tui_agent.core.util.paths import user_config_dir
 from tui_agent.sandbox import Sandbox, caused, scrubbed_env
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
@@ -383,7 +383,7 @@ async def test_user_shell_runs_in_the_sandbox(
 
 
 def test_a_double_bang_line_runs_outside() -> None:
-    from tui_agent.core import user_shell
+    from tui_agent.core.sandbox import user_shell
 
     assert user_shell.command_of("!!git push") == "git push"
     assert user_shell.outside("!!git push") and not user_shell.outside("!git push")

@@ -26,8 +26,9 @@ import pytest
 from conftest import needs_bwrap, running, write
 
 from tui_agent import ApprovalRequest, Decision, create_session
-from tui_agent.core import paths, trust
-from tui_agent.core.approval import headless_approver
+from tui_agent.core.project import trust
+from tui_agent.core.protocol.approval import headless_approver
+from tui_agent.core.util import paths
 from tui_agent.sandbox import Sandbox
 
 USER = 1000
@@ -478,7 +479,8 @@ async def test_a_headless_denial_says_nobody_was_asked(project: Path) -> None:
 
 
 def test_the_protected_list_is_one_list() -> None:
-    from tui_agent.core import permissions, sandbox
+    from tui_agent.core.permissions import permissions
+    from tui_agent.core.sandbox import sandbox
 
     assert set(paths.AGENT_CONFIG) <= set(permissions.PROTECTED)
     assert set(paths.AGENT_CONFIG) <= set(sandbox.PROTECTED)
@@ -578,7 +580,7 @@ def test_without_unshare_the_private_tmp_is_measured(project: Path, tmp_path: Pa
 
 @needs_bwrap
 def test_private_tmps_of_dead_sessions_are_removed(project: Path, tmp_path: Path) -> None:
-    from tui_agent.core.sandbox import _HELD, session_tmp
+    from tui_agent.core.sandbox.sandbox import _HELD, session_tmp
 
     dead = session_tmp("dead-session")
     write(dead / "junk", "x" * 1000)
@@ -711,7 +713,7 @@ def test_a_bwrap_planted_in_the_projects_venv_is_never_run(
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
     assert done.stdout == "ran\n", done.stderr
     assert not canary.exists() and not any(str(planted) in arg for arg in argv[:8])
-    from tui_agent.core.sandbox import release_tmp
+    from tui_agent.core.sandbox.sandbox import release_tmp
 
     release_tmp(tmp_path / "session-tmp")
     # bwrap only there: no sandbox (and so every command is asked about), not that one

@@ -1,4 +1,4 @@
-"""Issue 19: the search engines behind glob, grep and list (tui_agent/core/search.py).
+"""Issue 19: the search engines behind glob, grep and list (tui_agent/core/engines/search.py).
 
 ripgrep, git and Python run on the same generated tree, inside a git repository and
 outside one, and must give the same files, the same lines, in the same order, with the

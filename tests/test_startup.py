@@ -55,7 +55,7 @@ FIRST_FRAME = textwrap.dedent(
     """
     import asyncio, json, sys
 
-    from tui_agent.core.session import Session, create_session
+    from tui_agent.core.session.session import Session, create_session
     from tui_agent.ui.app import TuiAgentApp
 
     seen = {}
@@ -333,7 +333,7 @@ def test_repair_checks_the_whole_transcript_at_once_and_each_message_when_that_f
     """One JSON check for the whole transcript; when it fails (a NaN, or a message just
     deep enough that the list around it is too deep), each message is checked on its own
     and only the bad ones are dropped."""
-    from tui_agent.core.conversation import repair
+    from tui_agent.core.conversation.conversation import repair
 
     def nested(depth: int) -> Any:
         value: Any = "x"
@@ -421,9 +421,9 @@ def test_resume_reads_the_newest_messages_first_and_the_conversation_is_the_whol
     """Lazily or not, the conversation is what repairing the whole journal gives; the first
     read covers only the newest messages (RESUME_FIRST, small here to put the cut in many
     places)."""
-    from tui_agent.core import journal
-    from tui_agent.core.conversation import repair
-    from tui_agent.core.transcript import Transcript
+    from tui_agent.core.conversation import journal
+    from tui_agent.core.conversation.conversation import repair
+    from tui_agent.core.conversation.transcript import Transcript
 
     parsed: list[int] = []
     parse_records = journal.parse_records

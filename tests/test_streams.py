@@ -21,10 +21,10 @@ import pytest
 from conftest import write
 from test_agent import assert_valid_transcript, session_for
 
-from tui_agent.core import events as ev
-from tui_agent.core.paths import user_config_dir
+from tui_agent.core.protocol import events as ev
 from tui_agent.core.providers.base import Finish, Text, Thinking, ToolCall, Usage
 from tui_agent.core.providers.chunks import ReplyReader, ShapeError, ThinkTags
+from tui_agent.core.util.paths import user_config_dir
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
 STOPPED = "the reply stopped before the model finished"

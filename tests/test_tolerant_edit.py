@@ -1,4 +1,4 @@
-"""Issue 19: the bundled ``edit`` forgives a model's near misses (core/edits.py), applies
+"""Issue 19: the bundled ``edit`` forgives a model's near misses (core/engines/edits.py), applies
 several edits at once all or nothing, and ``read`` caps its bytes and lists folders.
 
 Through the real toolbox of a real session (``session.toolbox.run``), one real turn

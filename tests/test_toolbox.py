@@ -829,7 +829,7 @@ async def test_elelem_sync_command_calls_toolbox_run_through_the_real_agent(
 async def test_a_sync_call_on_the_loop_thread_runs_on_a_loop_of_its_own() -> None:
     """A sync hook runs on the event loop's thread: its toolbox.run runs the call in a
     worker thread on a loop of its own (the held loop waits), and hooks still run."""
-    from tui_agent.core.toolbox import ToolRun, held_loop
+    from tui_agent.core.tools.toolbox import ToolRun, held_loop
 
     main_loop = asyncio.get_running_loop()
     toolbox = Toolbox()

@@ -10,17 +10,17 @@ from typing import Any
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.core import journal
-from tui_agent.core.events import ConversationReset
-from tui_agent.core.messages import (
+from tui_agent.core.conversation import journal
+from tui_agent.core.conversation.transcript import Transcript
+from tui_agent.core.protocol.events import ConversationReset
+from tui_agent.core.protocol.messages import (
     AssistantMessage,
     Call,
     SystemMessage,
     ToolMessage,
     UserMessage,
 )
-from tui_agent.core.result import Result
-from tui_agent.core.transcript import Transcript
+from tui_agent.core.protocol.result import Result
 from tui_agent.testing import Call as FakeCall
 from tui_agent.testing import FakeOpenAI, Reply
 
@@ -128,7 +128,7 @@ async def test_a_resumed_session_holds_typed_messages_and_answers_open_calls(
 
 
 async def test_the_request_sent_has_the_exact_openai_shapes(project: Path) -> None:
-    from tui_agent.core.paths import user_config_dir
+    from tui_agent.core.util.paths import user_config_dir
 
     write(user_config_dir() / "config.toml", '[permission]\n"*" = "allow"\n')
     script = [

@@ -17,7 +17,7 @@ from conftest import write
 
 from tui_agent import create_session
 from tui_agent.checkpoints import CheckpointError, HandEdited
-from tui_agent.core.config import user_config_file
+from tui_agent.core.project.config import user_config_file
 from tui_agent.events import CheckpointTaken, Rewound
 from tui_agent.testing import Call, FakeOpenAI, Reply, transcript_problem
 

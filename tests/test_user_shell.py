@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from tui_agent import create_session
-from tui_agent.core import user_shell
-from tui_agent.core.session import Session
+from tui_agent.core.sandbox import user_shell
+from tui_agent.core.session.session import Session
 from tui_agent.events import ShellFinished, ShellOutput, ShellStarted
 from tui_agent.testing import transcript_problem
 

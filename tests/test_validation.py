@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui_agent import Toolbox
-from tui_agent.core.validation import compile_validator, object_schema
+from tui_agent.core.tools.validation import compile_validator, object_schema
 
 CASES: list[tuple[str, dict[str, Any], list[str], Any, str]] = [
     ("string", {"path": {"type": "string"}}, [], {"path": 1}, "value at `/path` is not a string"),
@@ -317,7 +317,7 @@ def test_the_fast_schema_check_never_accepts_what_the_metaschema_rejects(
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
-    from tui_agent.core.validation import plainly_valid
+    from tui_agent.core.tools.validation import plainly_valid
 
     schema = object_schema(params, required)
     if plainly_valid(schema):
@@ -402,7 +402,7 @@ def _reference_messages(schema: dict[str, Any], args: Any) -> list[str]:
     """What the validator said before it had a fast path: jsonschema, every call."""
     from jsonschema import Draft202012Validator, FormatChecker
 
-    from tui_agent.core.validation import _message
+    from tui_agent.core.tools.validation import _message
 
     messages: list[str] = []
     for error in Draft202012Validator(schema, format_checker=FormatChecker()).iter_errors(args):
@@ -431,7 +431,7 @@ def test_the_fast_check_agrees_with_jsonschema(
 ) -> None:
     from jsonschema import Draft202012Validator, FormatChecker
 
-    from tui_agent.core.validation import ArgsValidator, plainly_valid
+    from tui_agent.core.tools.validation import ArgsValidator, plainly_valid
 
     schema = object_schema(params, required)
     if not plainly_valid(schema):
@@ -451,7 +451,7 @@ def test_the_fast_check_agrees_with_jsonschema(
 
 
 def test_the_fast_check_takes_plain_values_without_jsonschema() -> None:
-    from tui_agent.core.validation import ArgsValidator
+    from tui_agent.core.tools.validation import ArgsValidator
 
     validator = ArgsValidator(
         object_schema(
@@ -503,7 +503,7 @@ async def test_a_tool_registered_again_is_checked_against_its_new_schema() -> No
 def test_a_default_that_cannot_be_copied_or_compared_only_costs_the_fast_path(
     default: Any,
 ) -> None:
-    from tui_agent.core.validation import ArgsValidator
+    from tui_agent.core.tools.validation import ArgsValidator
 
     validator = ArgsValidator(object_schema({"x": {"type": "integer", "default": default}}, []))
     assert validator._fast is None

@@ -49,7 +49,7 @@ def test_the_wheel_contains_the_bundled_plugins(wheel: Path) -> None:
 
     assert "tui_agent/bundled_plugins/commands.py" in names
     assert "tui_agent/__init__.py" in names
-    assert "tui_agent/core/plugins.py" in names
+    assert "tui_agent/core/extensions/plugins.py" in names
     assert not any(name.startswith("plugins/") for name in names)
     source = (REPO / "plugins" / "commands.py").read_bytes()
     with zipfile.ZipFile(wheel) as archive:
@@ -59,7 +59,7 @@ def test_the_wheel_contains_the_bundled_plugins(wheel: Path) -> None:
 CHECK = """\
 import json, sys
 import tui_agent
-from tui_agent.core.paths import bundled_plugins_dir
+from tui_agent.core.util.paths import bundled_plugins_dir
 session = tui_agent.create_session()
 print(json.dumps({
     "file": tui_agent.__file__,

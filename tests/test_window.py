@@ -12,12 +12,11 @@ from typing import Any
 import pytest
 
 from tui_agent import create_session
-from tui_agent.core.paths import user_data_dir
 from tui_agent.core.providers import window_memory
 from tui_agent.core.providers.base import ProviderError
 from tui_agent.core.providers.openai import OpenAIProvider
 from tui_agent.core.providers.stub import StubProvider
-from tui_agent.core.window import (
+from tui_agent.core.providers.window import (
     error_overflow,
     overflow,
     server_kind,
@@ -26,6 +25,7 @@ from tui_agent.core.window import (
     window_from_ollama_ps,
     window_from_props,
 )
+from tui_agent.core.util.paths import user_data_dir
 from tui_agent.testing import FakeOpenAI, Reply
 
 # (who says it, status, message, code, the window it states)

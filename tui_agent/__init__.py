@@ -15,14 +15,15 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .core import schema
-    from .core.approval import ApprovalRequest, Decision
-    from .core.commands import Commands, Completion, complete, parse_command
-    from .core.config import Config, configure, setup
-    from .core.context import ToolContext
-    from .core.errors import PermissionDenied
-    from .core.mentions import Attachment, Expanded, MentionError
-    from .core.messages import (
+    from .core.conversation.mentions import Attachment, Expanded, MentionError
+    from .core.extensions.commands import Commands, Completion, complete, parse_command
+    from .core.extensions.moments import PromptBlocked
+    from .core.extensions.plugins import LoadProblem
+    from .core.project.config import Config, configure, setup
+    from .core.protocol.approval import ApprovalRequest, Decision
+    from .core.protocol.context import ToolContext
+    from .core.protocol.errors import PermissionDenied
+    from .core.protocol.messages import (
         AssistantMessage,
         Call,
         Message,
@@ -30,14 +31,13 @@ if TYPE_CHECKING:
         ToolMessage,
         UserMessage,
     )
-    from .core.moments import PromptBlocked
-    from .core.output import Note, Output
-    from .core.plugins import LoadProblem
-    from .core.result import Result
-    from .core.session import Session, create_session
-    from .core.tool_files import ToolSpec, tool
-    from .core.toolbox import CallInfo, Tool, Toolbox, ToolboxEvent, current_call
-    from .core.user_shell import ShellRun
+    from .core.protocol.output import Note, Output
+    from .core.protocol.result import Result
+    from .core.sandbox.user_shell import ShellRun
+    from .core.session.session import Session, create_session
+    from .core.tools import schema
+    from .core.tools.tool_files import ToolSpec, tool
+    from .core.tools.toolbox import CallInfo, Tool, Toolbox, ToolboxEvent, current_call
 
 __version__ = "0.1.0"
 
@@ -45,47 +45,47 @@ logging.getLogger("tui_agent").addHandler(logging.NullHandler())
 
 # public name -> the module that defines it ("schema" is a module itself)
 _HOMES = {
-    "ApprovalRequest": ".core.approval",
-    "Decision": ".core.approval",
-    "Commands": ".core.commands",
-    "Completion": ".core.commands",
-    "complete": ".core.commands",
-    "parse_command": ".core.commands",
-    "Config": ".core.config",
-    "configure": ".core.config",
-    "setup": ".core.config",
-    "ToolContext": ".core.context",
-    "PermissionDenied": ".core.errors",
-    "PromptBlocked": ".core.moments",
-    "Attachment": ".core.mentions",
-    "Expanded": ".core.mentions",
-    "MentionError": ".core.mentions",
-    "AssistantMessage": ".core.messages",
-    "Call": ".core.messages",
-    "Message": ".core.messages",
-    "SystemMessage": ".core.messages",
-    "ToolMessage": ".core.messages",
-    "UserMessage": ".core.messages",
-    "Note": ".core.output",
-    "Output": ".core.output",
-    "LoadProblem": ".core.plugins",
-    "Result": ".core.result",
-    "Session": ".core.session",
-    "create_session": ".core.session",
-    "ToolSpec": ".core.tool_files",
-    "tool": ".core.tool_files",
-    "CallInfo": ".core.toolbox",
-    "Tool": ".core.toolbox",
-    "Toolbox": ".core.toolbox",
-    "ToolboxEvent": ".core.toolbox",
-    "current_call": ".core.toolbox",
-    "ShellRun": ".core.user_shell",
+    "ApprovalRequest": ".core.protocol.approval",
+    "Decision": ".core.protocol.approval",
+    "Commands": ".core.extensions.commands",
+    "Completion": ".core.extensions.commands",
+    "complete": ".core.extensions.commands",
+    "parse_command": ".core.extensions.commands",
+    "Config": ".core.project.config",
+    "configure": ".core.project.config",
+    "setup": ".core.project.config",
+    "ToolContext": ".core.protocol.context",
+    "PermissionDenied": ".core.protocol.errors",
+    "PromptBlocked": ".core.extensions.moments",
+    "Attachment": ".core.conversation.mentions",
+    "Expanded": ".core.conversation.mentions",
+    "MentionError": ".core.conversation.mentions",
+    "AssistantMessage": ".core.protocol.messages",
+    "Call": ".core.protocol.messages",
+    "Message": ".core.protocol.messages",
+    "SystemMessage": ".core.protocol.messages",
+    "ToolMessage": ".core.protocol.messages",
+    "UserMessage": ".core.protocol.messages",
+    "Note": ".core.protocol.output",
+    "Output": ".core.protocol.output",
+    "LoadProblem": ".core.extensions.plugins",
+    "Result": ".core.protocol.result",
+    "Session": ".core.session.session",
+    "create_session": ".core.session.session",
+    "ToolSpec": ".core.tools.tool_files",
+    "tool": ".core.tools.tool_files",
+    "CallInfo": ".core.tools.toolbox",
+    "Tool": ".core.tools.toolbox",
+    "Toolbox": ".core.tools.toolbox",
+    "ToolboxEvent": ".core.tools.toolbox",
+    "current_call": ".core.tools.toolbox",
+    "ShellRun": ".core.sandbox.user_shell",
 }
 
 
 def __getattr__(name: str) -> Any:
     if name == "schema":
-        value: Any = import_module(".core.schema", __name__)
+        value: Any = import_module(".core.tools.schema", __name__)
     elif name in _HOMES:
         value = getattr(import_module(_HOMES[name], __name__), name)
     else:

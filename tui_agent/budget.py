@@ -1,7 +1,7 @@
 """Public: the context budget (``session.budget``) and the estimates it uses."""
 
-from .core.budget import DEFAULT_COMPACT_AT, DEFAULT_WINDOW, Budget, Use
-from .core.compaction import Summariser, estimate, estimate_all, text_tokens
+from .core.conversation.budget import DEFAULT_COMPACT_AT, DEFAULT_WINDOW, Budget, Use
+from .core.conversation.compaction import Summariser, estimate, estimate_all, text_tokens
 
 __all__ = [
     "DEFAULT_COMPACT_AT",

@@ -1,8 +1,8 @@
 """Public: checkpoints (``session.checkpoints``): undo, redo and rewind the file changes of
 a turn, and the store of worktree snapshots behind them."""
 
-from .core.checkpoints import Change, CheckpointError, CheckpointStore, Snapshot
-from .core.undo import Checkpoint, Checkpoints, HandEdited, Restored
+from .core.checkpoints.controller import Checkpoint, Checkpoints, HandEdited, Restored
+from .core.checkpoints.store import Change, CheckpointError, CheckpointStore, Snapshot
 
 __all__ = [
     "Change",

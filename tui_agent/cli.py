@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:  # the core is imported when needed: the app's first frame goes without it
-    from .core.output import Note
-    from .core.session import Session
+    from .core.protocol.output import Note
+    from .core.session.session import Session
 
 DENIED = "{name} is denied for every call ([permission] in the config): the model is not offered it"
 
@@ -186,7 +186,7 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
 
     asyncio.run(prepare())
 
-    from .core.describe import first_line, hooks_label, parameter_rows
+    from .core.tools.describe import first_line, hooks_label, parameter_rows
 
     toolbox = session.toolbox
     if args.json and not args.name:
@@ -242,7 +242,7 @@ def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
     import asyncio
     import json
 
-    from .core.plugins import plugin_errors
+    from .core.extensions.plugins import plugin_errors
 
     asyncio.run(session.close())
     commands = [session.commands.get(name) for name in session.commands.names]
@@ -294,7 +294,7 @@ def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
 def cmd_trust(session: Session, args: argparse.Namespace) -> int:
     """Remember the project folder as trusted or, with ``--revoke``, as not trusted (the app
     then keeps its code off without asking). Runs none of the folder's code."""
-    from .core import trust
+    from .core.project import trust
 
     folder = session.workspace.project
     if args.revoke:
@@ -313,7 +313,7 @@ def cmd_trust(session: Session, args: argparse.Namespace) -> int:
 
 def setup_logging() -> None:
     """Warnings and tracebacks go to a log file, never onto the screen."""
-    from .core.paths import user_log_dir
+    from .core.util.paths import user_log_dir
 
     logger = logging.getLogger("tui_agent")
     if any(isinstance(h, logging.FileHandler) for h in logger.handlers):
@@ -331,7 +331,7 @@ def setup_logging() -> None:
 
 def new_session(args: argparse.Namespace, *, load: bool) -> Session:
     """The session the flags ask for (logging set up first, for what loading logs)."""
-    from .core.session import create_session
+    from .core.session.session import create_session
 
     setup_logging()
     return create_session(
@@ -384,7 +384,7 @@ def cmd_undo(session: Session, args: argparse.Namespace) -> int:
     the turn)."""
     import asyncio
 
-    from .core.checkpoints import CheckpointError
+    from .core.checkpoints.store import CheckpointError
 
     if not (args.continue_ or args.resume) and not session.resume(args.session):
         what = f"session {args.session}" if args.session else f"a session for {session.directory}"

@@ -1,7 +1,7 @@
 """Public: command hooks (shell commands in Claude Code's hook protocol) and what the
 session's current load runs (``in_force(session)``), for ``/hooks`` and plugins."""
 
-from .core.command_hooks import (
+from .core.hooks.command_hooks import (
     CLAUDE_TOOL_NAMES,
     DEFAULT_TIMEOUT,
     EVENTS,

@@ -1,6 +1,6 @@
 """Public helpers that render tools as Markdown or rows (used by /tools and the tools panel)."""
 
-from .core.describe import (
+from .core.tools.describe import (
     ParamRow,
     first_line,
     hooks_label,

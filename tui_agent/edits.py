@@ -6,7 +6,7 @@ in order, all or nothing. Failures raise ``EditError`` with a message for the mo
 ``unified_diff(old, new, path)`` is the diff the tool returns (``patch -p1`` applies it).
 """
 
-from .core.edits import (
+from .core.engines.edits import (
     MATCHERS,
     Applied,
     Edit,

@@ -8,7 +8,7 @@ function that stops listening; match on the type::
             ...
 """
 
-from .core.events import (
+from .core.protocol.events import (
     CheckpointTaken,
     ClipboardRequested,
     CommandsChanged,
@@ -36,7 +36,7 @@ from .core.events import (
     TurnStarted,
     UsageUpdate,
 )
-from .core.output import Note
+from .core.protocol.output import Note
 
 __all__ = [
     "CheckpointTaken",

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from .core import events as ev
-from .core import prompt_commands
-from .core.commands import parse_command
-from .core.mentions import MentionError
-from .core.output import Note
-from .core.session import Session
+from .core.conversation.mentions import MentionError
+from .core.extensions import prompt_commands
+from .core.extensions.commands import parse_command
+from .core.protocol import events as ev
+from .core.protocol.output import Note
+from .core.session.session import Session
 
 # what only a UI showing the registries needs: not printed, not even with --json
 # a note says it; a checkpoint is taken after "done", which stays the last line of --json

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import platformdirs
 
-from .core.paths import (
+from .core.util.paths import (
     bundled_plugins_dir,
     home_plugins_dir,
     user_config_dir,

@@ -1,7 +1,7 @@
 """Public: permission rules and shell splitting, for the bundled permission plugin and
 for plugins and UIs that want the same answers."""
 
-from .core.permissions import (
+from .core.permissions.permissions import (
     ACTIONS,
     CYCLE,
     DEFAULTS,
@@ -18,7 +18,7 @@ from .core.permissions import (
     subjects_for,
     with_rule,
 )
-from .core.shell import split_commands
+from .core.permissions.shell import split_commands
 
 __all__ = [
     "ACTIONS",

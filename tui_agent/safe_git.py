@@ -6,7 +6,7 @@ variables, no prompt, pager, editor or transport), ``driver_overrides(git, folde
 repository config (a nested one's, a ``.git/commondir`` or ``.git`` file redirect, an
 include) makes git run a program."""
 
-from .core.safe_git import (
+from .core.util.safe_git import (
     CONFIG,
     DIFF_OPTIONS,
     OPTIONS,

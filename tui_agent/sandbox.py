@@ -2,7 +2,7 @@
 in, for plugins that run commands of their own: ``Sandbox.of(settings, worktree)`` (or
 ``session.sandbox``), then ``with sandbox.command(argv, workdir) as (argv, env): …``."""
 
-from .core.sandbox import (
+from .core.sandbox.sandbox import (
     DEFAULT_HIDE,
     DEFAULT_SCRUB,
     ENV_PASSED,

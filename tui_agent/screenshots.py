@@ -28,7 +28,7 @@ async def _wait_for(pilot, condition, seconds: float = 5.0) -> None:  # type: ig
 
 
 async def shoot(out: Path, work: Path) -> list[Path]:
-    from .core.session import create_session
+    from .core.session.session import create_session
     from .ui.app import TuiAgentApp
     from .ui.approval import ApprovalScreen
 

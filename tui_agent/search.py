@@ -9,8 +9,8 @@ the searched path is inside one), binary files and symlinks skipped, the same or
 path, then line). ``engine="python"`` (or ``"rg"``, ``"git"``) forces one.
 """
 
-from .core.regex_dialects import PatternError
-from .core.search import (
+from .core.engines.regex_dialects import PatternError
+from .core.engines.search import (
     ENGINES,
     LINE_CUT,
     SKIP_DIRS,

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from textual.pilot import Pilot
     from textual.widget import Widget
 
-    from .core.session import Session
+    from .core.session.session import Session
     from .ui.app import TuiAgentApp
 
 __all__ = [

@@ -16,8 +16,8 @@ from typing import Any
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.core import events as ev
-from tui_agent.core.paths import user_config_dir
+from tui_agent.core.protocol import events as ev
+from tui_agent.core.util.paths import user_config_dir
 from tui_agent.testing import Call, FakeOpenAI, Faults, Reply
 
 ANSWER = "The README explains how to install tui-agent, run it, and test it."

@@ -26,9 +26,10 @@ import pytest
 from conftest import running, sleeper, write
 
 from tui_agent import create_session
-from tui_agent.core import events as ev
-from tui_agent.core import journal, paths
-from tui_agent.core.session import Session
+from tui_agent.core.conversation import journal
+from tui_agent.core.protocol import events as ev
+from tui_agent.core.session.session import Session
+from tui_agent.core.util import paths
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
 SECRET = "sk-reliability-do-not-leak-4242"

@@ -29,7 +29,7 @@ from textual.pilot import Pilot
 from textual.widgets import Markdown, Static
 
 from tui_agent import Session, create_session, testing
-from tui_agent.core.paths import user_config_dir, user_data_dir
+from tui_agent.core.util.paths import user_config_dir, user_data_dir
 from tui_agent.testing import Call, FakeOpenAI, Reply
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.chat import Note, ReplyMarkdown, ToolCallBlock, UserMessage
@@ -409,7 +409,7 @@ async def test_stream_dropped_mid_text_on_every_attempt_keeps_the_last_partial_r
 async def test_closed_without_finish_is_marked_and_length_is_said(
     project: Path, server: GatedOpenAI
 ) -> None:
-    from tui_agent.core.events import LENGTH_NOTE
+    from tui_agent.core.protocol.events import LENGTH_NOTE
 
     server.script += [Reply("half an answer", finish="", done=False)] * ATTEMPTS
     session = open_session(project, server)

@@ -32,10 +32,10 @@ from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError
 
 from tui_agent import Result, Toolbox, create_session
-from tui_agent.core import events as ev
-from tui_agent.core import journal
+from tui_agent.core.conversation import journal
+from tui_agent.core.protocol import events as ev
 from tui_agent.core.providers import ProviderError
-from tui_agent.core.session import Session
+from tui_agent.core.session.session import Session
 from tui_agent.testing import FakeOpenAI, Reply, transcript_problem
 
 EXAMPLES = max(1, int(os.environ.get("TUI_AGENT_FUZZ_EXAMPLES", "60")))

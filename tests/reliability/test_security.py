@@ -31,8 +31,8 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from tui_agent import ApprovalRequest, Decision, Session, create_session, testing
-from tui_agent.core import trust
-from tui_agent.core.paths import user_config_dir, user_data_dir, user_log_dir
+from tui_agent.core.project import trust
+from tui_agent.core.util.paths import user_config_dir, user_data_dir, user_log_dir
 from tui_agent.permissions import subjects_for
 from tui_agent.testing import Call, FakeOpenAI, Reply
 from tui_agent.ui.app import TuiAgentApp

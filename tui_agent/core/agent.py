@@ -16,26 +16,26 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import events as ev
-from .config import SECRET_KEYS
-from .messages import (
+from .project.config import SECRET_KEYS
+from .protocol import events as ev
+from .protocol.messages import (
     AssistantMessage,
     ToolMessage,
     UserMessage,
     openai_dict,
     parse_arguments,
 )
+from .protocol.result import Result
 from .providers.base import Finish, Provider, ProviderError, Text, Thinking, ToolCall, Usage
-from .result import Result
-from .toolbox import CANCELLED
+from .tools.toolbox import CANCELLED
 
 if TYPE_CHECKING:
-    from .budget import Budget
-    from .context import ToolContext
-    from .output import Output
-    from .steering import Steering
-    from .toolbox import Toolbox
-    from .transcript import Transcript
+    from .conversation.budget import Budget
+    from .conversation.steering import Steering
+    from .conversation.transcript import Transcript
+    from .protocol.context import ToolContext
+    from .protocol.output import Output
+    from .tools.toolbox import Toolbox
 
 log = logging.getLogger("tui_agent.agent")
 

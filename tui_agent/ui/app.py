@@ -24,10 +24,10 @@ from .palette import SlashCommands
 from .prompt import CompletionMenu, PromptArea
 
 if TYPE_CHECKING:  # the core is imported after the first frame (see TuiAgentApp._connect)
-    from ..core.approval import ApprovalRequest, Decision
-    from ..core.commands import Completion
-    from ..core.output import Note
-    from ..core.session import Session
+    from ..core.extensions.commands import Completion
+    from ..core.protocol.approval import ApprovalRequest, Decision
+    from ..core.protocol.output import Note
+    from ..core.session.session import Session
     from .connected import Connection
     from .event_handlers import Handler
     from .queue import QueuedPrompts

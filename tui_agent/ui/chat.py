@@ -18,8 +18,8 @@ from textual.widgets import Collapsible, Static
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from ..core.conversation import Conversation
-    from ..core.result import Result
+    from ..core.conversation.conversation import Conversation
+    from ..core.protocol.result import Result
     from .heap import Heap
     from .markdown_widgets import ReplyMarkdown
 

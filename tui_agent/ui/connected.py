@@ -22,20 +22,28 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core import events, mentions, messages, user_shell
-from ..core.approval import ApprovalRequest, Decision
-from ..core.atomic import write_text_atomic
-from ..core.commands import Commands, Completion, complete, is_command_line, parse_command
-from ..core.conversation import Conversation
-from ..core.describe import hooks_label, parameter_rows
-from ..core.output import Note
-from ..core.paths import user_data_dir
-from ..core.permissions import CYCLE
-from ..core.project_files import ProjectFiles, rank
+from ..core.conversation import mentions
+from ..core.conversation.conversation import Conversation
+from ..core.engines.project_files import ProjectFiles, rank
+from ..core.extensions.commands import (
+    Commands,
+    Completion,
+    complete,
+    is_command_line,
+    parse_command,
+)
+from ..core.permissions.permissions import CYCLE
+from ..core.protocol import events, messages
+from ..core.protocol.approval import ApprovalRequest, Decision
+from ..core.protocol.output import Note
 from ..core.providers.stub import HOW_TO
+from ..core.sandbox import user_shell
+from ..core.tools.describe import hooks_label, parameter_rows
+from ..core.util.atomic import write_text_atomic
+from ..core.util.paths import user_data_dir
 
 if TYPE_CHECKING:
-    from ..core.session import Session
+    from ..core.session.session import Session
 
 __all__ = [
     "CHUNKS",

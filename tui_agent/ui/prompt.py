@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 
 if TYPE_CHECKING:
-    from ..core.commands import Completion
+    from ..core.extensions.commands import Completion
     from .connected import PromptHistory
 
 

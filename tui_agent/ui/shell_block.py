@@ -19,7 +19,7 @@ from textual.widgets import Static
 from .chat import SPINNER
 
 if TYPE_CHECKING:
-    from ..core.user_shell import ShellRun
+    from ..core.sandbox.user_shell import ShellRun
 
 
 class ShellBlock(Vertical):

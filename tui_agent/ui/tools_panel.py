@@ -19,8 +19,8 @@ from textual.widgets import DataTable, Label, Static
 from .connected import hooks_label, parameter_rows
 
 if TYPE_CHECKING:
-    from ..core.describe import ParamRow
-    from ..core.toolbox import Toolbox
+    from ..core.tools.describe import ParamRow
+    from ..core.tools.toolbox import Toolbox
 
 LAST_WIDTH = 20  # cells of an error in the table's Last column (the detail line has it all)
 

@@ -15,8 +15,11 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from ..messages import openai_dict
-from ..window import (
+from ..protocol.messages import openai_dict
+from . import window_memory
+from .base import ProviderError, StreamEvent
+from .chunks import ReplyReader, ShapeError, StreamErrorChunk
+from .window import (
     error_overflow,
     overflow,
     server_kind,
@@ -25,9 +28,6 @@ from ..window import (
     window_from_ollama_ps,
     window_from_props,
 )
-from . import window_memory
-from .base import ProviderError, StreamEvent
-from .chunks import ReplyReader, ShapeError, StreamErrorChunk
 
 log = logging.getLogger("tui_agent.providers")
 

@@ -9,7 +9,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from ..messages import AssistantMessage, ToolMessage, UserMessage, as_message
+from ..protocol.messages import AssistantMessage, ToolMessage, UserMessage, as_message
 from .base import StreamEvent, Text, Thinking, ToolCall, Usage
 
 PREFERRED = ("list", "glob", "read")

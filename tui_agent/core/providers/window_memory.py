@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_text_atomic
-from ..paths import user_data_dir
+from ..util.atomic import write_text_atomic
+from ..util.paths import user_data_dir
 
 log = logging.getLogger(__name__)
 

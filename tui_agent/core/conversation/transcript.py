@@ -1,0 +1,121 @@
+"""The transcript: the conversation and its journal, kept in step; resuming a journal.
+
+Every message recorded goes to the conversation (what the next request sends) and to the
+journal (flushed at once, so ``--continue`` finds it after a crash). Messages are typed
+(``core/protocol/messages.py``); the journal writes and reads their OpenAI dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..protocol.messages import Message, SystemMessage, ToolMessage
+from ..protocol.result import Result
+from . import journal as journal_module
+from .conversation import Conversation, repair, starts_cleanly
+
+INTERRUPTED = "interrupted: the session ended before this call finished"
+
+
+class Transcript:
+    RESUME_FIRST = 64  # journaled messages read before the rest (resume)
+
+    def __init__(self, session_id: str, directory: Path, on_failure: Callable[[str], None]):
+        self.directory = directory
+        self._on_failure = on_failure
+        self.conversation = Conversation()
+        self.journal = journal_module.Journal(session_id, directory, on_failure)
+
+    def record(self, message: Mapping[str, Any]) -> Message:
+        """Append a message (typed, or an OpenAI dict, typed on the way) to the conversation
+        and the journal (flushed at once); returns the typed message."""
+        typed = self.conversation.append(message)
+        self.journal.append(typed)
+        return typed
+
+    def request(self, system_prompt: str) -> list[Message]:
+        """What the next request sends: the system prompt, then every message (typed; the
+        provider makes its wire format of them)."""
+        return [SystemMessage(system_prompt), *self.conversation.messages]
+
+    def replace(self, messages: Sequence[Mapping[str, Any]], info: Mapping[str, Any]) -> None:
+        """The conversation becomes ``messages`` (a compaction); the journal records it
+        (with ``info``) and keeps every message it held before."""
+        self.conversation.replace(messages)
+        self.journal.compaction(self.conversation.messages, info)
+
+    def close_open_calls(self, reason: str) -> None:
+        """Answer the calls the last assistant message left open with an error saying
+        ``reason`` (a cancelled turn, an interrupted session), so the transcript stays one
+        the API accepts."""
+        for call_id, name in self.conversation.open_calls():
+            self.record(ToolMessage(call_id, Result({"error": reason, "name": name})))
+
+    def new_journal(self, session_id: str) -> None:
+        """Later messages go to the journal of ``session_id`` (the old one is closed)."""
+        self.journal.close()
+        self.journal = journal_module.Journal(session_id, self.directory, self._on_failure)
+
+    # -- resume -----------------------------------------------------------------------------
+
+    @staticmethod
+    def find(directory: Path, session_id: str | None = None) -> Path | None:
+        """The journal of ``session_id``, or without one the newest journal of
+        ``directory``; None when there is none."""
+        if session_id is not None:
+            return journal_module.find_session(session_id)
+        found = journal_module.list_sessions(directory)
+        return found[0].path if found else None
+
+    def resume(self, path: Path) -> None:
+        """Continue the journal at ``path``: later messages are appended to it, and the
+        conversation becomes its messages, repaired (a damaged journal still resumes) and
+        typed. The newest ``RESUME_FIRST`` messages are read at once, the rest on the first
+        use of the whole conversation (``Conversation.defer``): the app draws the newest
+        ones first. Calls the journal left open are answered with an error."""
+        lines = journal_module.read_lines(path)
+        base: list[dict[str, Any]] = []
+        compacted = journal_module.last_compaction(lines)
+        if compacted is not None:  # the conversation starts from the last compaction
+            [record] = journal_module.parse_records(path, lines[compacted : compacted + 1]) or [{}]
+            found = record.get("messages")
+            base = [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
+            lines = lines[compacted + 1 :]
+        cut, newest = self._newest_messages(path, lines)
+        if base:  # a compacted conversation is small: read it whole
+            cut, newest = (
+                0,
+                [*base, *journal_module.messages_of(journal_module.parse_records(path, lines))],
+            )
+        self.new_journal(path.stem)
+        self.conversation.clear()
+        for message in repair(newest, INTERRUPTED):
+            self.conversation.append(message)
+        if cut:
+            first = newest[0]
+
+            def earlier() -> list[Message]:
+                records = journal_module.parse_records(path, lines[:cut])
+                older = journal_module.messages_of(records)
+                # what repairing the whole journal gives before ``first``: it starts cleanly
+                return repair([*older, first], INTERRUPTED)[:-1]
+
+            self.conversation.defer(earlier)
+        self.close_open_calls(INTERRUPTED)
+
+    def _newest_messages(
+        self, path: Path, lines: list[tuple[int, str]]
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """``(cut, messages)``: the journaled messages of ``lines[cut:]``, at least
+        ``RESUME_FIRST`` of them unless the journal holds fewer, the first one starting
+        cleanly (nothing before it changes how ``repair`` treats it and what follows) unless
+        ``cut`` is 0."""
+        found: list[dict[str, Any]] = []  # newest first
+        cut = len(lines)
+        while cut > 0 and not (len(found) >= self.RESUME_FIRST and starts_cleanly(found[-1])):
+            cut -= 1
+            records = journal_module.parse_records(path, lines[cut : cut + 1])
+            found += reversed(journal_module.messages_of(records))
+        return cut, found[::-1]

@@ -1,0 +1,169 @@
+"""A session's moments that plugins may act on besides tool calls: a prompt submitted, a
+turn about to end, a conversation starting. The command hooks (``command_hooks.py``) are
+built on them; any plugin can register the same way (``session.on_prompt``,
+``session.on_stop``, ``session.on_start``).
+
+Registrations belong to one load, like ``on_turn``: ``Extensions`` clears them when a load
+is replaced. What they add to the conversation is written in a form the rest of the core
+recognises again (``without_context``, ``is_feedback``), so ``/undo`` still finds the
+prompt a turn was typed as.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..protocol.output import Output
+
+if TYPE_CHECKING:
+    from ..protocol.events import TurnFinished
+
+log = logging.getLogger("tui_agent.moments")
+
+MAX_STOP_CONTINUATIONS = 3  # times one prompt's turn may be kept going by stop functions
+CONTEXT_OPEN = "\n\n<hook-context>\n"
+CONTEXT_CLOSE = "\n</hook-context>"
+FEEDBACK_OPEN = "<hook-feedback>\n"
+FEEDBACK_CLOSE = "\n</hook-feedback>"
+
+PromptFn = Callable[[str], Any]  # (prompt as typed) -> context to add, or None
+StopFn = Callable[[str, int], Any]  # (final reply, continuations so far) -> feedback or None
+StartFn = Callable[[str], Any]  # ("startup" | "resume" | "clear") -> context or None
+
+
+class PromptBlocked(Exception):
+    """Raised by an ``on_prompt`` function to stop a prompt: nothing is recorded or sent,
+    and ``session.turn`` raises it with the message for the user."""
+
+
+def with_context(prompt: str, content: str, texts: list[str]) -> str:
+    """``content`` (the prompt, then its attachments) with ``texts`` in one block right
+    after the prompt, so the attachments stay last (the chat recognises them there)."""
+    if not texts:
+        return content
+    block = CONTEXT_OPEN + "\n\n".join(texts) + CONTEXT_CLOSE
+    if not content.startswith(prompt):
+        return content + block
+    return prompt + block + content[len(prompt) :]
+
+
+def without_context(prompt: str) -> str:
+    """A recorded prompt (attachments already taken off) without the context block
+    ``with_context`` put after it: the prompt as typed."""
+    if prompt.endswith(CONTEXT_CLOSE):
+        start = prompt.rfind(CONTEXT_OPEN)
+        if start >= 0:
+            return prompt[:start]
+    return prompt
+
+
+def feedback_message(text: str) -> str:
+    """The user message that keeps a turn going after a stop function's ``text``."""
+    return FEEDBACK_OPEN + text + FEEDBACK_CLOSE
+
+
+def is_feedback(text: str) -> bool:
+    """A user message made by ``feedback_message``: part of a turn, not a prompt."""
+    return text.startswith(FEEDBACK_OPEN) and text.endswith(FEEDBACK_CLOSE)
+
+
+async def _value(fn: Callable[..., Any], *args: Any) -> Any:
+    value = fn(*args)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+class Moments:
+    """The functions registered for each moment (this load's), and the start of the
+    conversation still to be announced (``pending``: "startup", "resume" or "clear")."""
+
+    def __init__(self, output: Output) -> None:
+        self.output = output
+        self.prompt: list[PromptFn] = []
+        self.stop: list[StopFn] = []
+        self.start: list[StartFn] = []
+        self.pending: str | None = "startup"
+        self.start_context = ""  # what the start functions said: part of the system prompt
+
+    def clear(self) -> None:
+        """A new load: its setups register again."""
+        self.prompt, self.stop, self.start = [], [], []
+
+    def restart(self, source: str) -> None:
+        """A new conversation (``resume``, ``clear``): the start functions run again before
+        its first turn, and what they said before no longer applies."""
+        self.pending = source
+        self.start_context = ""
+
+    async def started(self) -> None:
+        """Before a turn: the first of its conversation runs the start functions (each
+        gets the source); their texts become ``start_context``. One that raises is said
+        and the turn goes on."""
+        source, self.pending = self.pending, None
+        if source is None or not self.start:
+            return
+        texts = []
+        for fn in list(self.start):
+            try:
+                text = await _value(fn, source)
+            except Exception as exc:
+                self._failed("start", fn, exc)
+                continue
+            if isinstance(text, str) and text.strip():
+                texts.append(text.strip())
+        self.start_context = "\n\n".join(texts)
+
+    async def submitted(self, prompt: str, content: str) -> str:
+        """What the model gets for a prompt: ``content`` with what the prompt functions
+        added. A function that raises stops the prompt (``PromptBlocked`` on purpose; any
+        other exception too, as the prompt must not go out unchecked)."""
+        texts = []
+        for fn in list(self.prompt):
+            text = await _value(fn, prompt)
+            if isinstance(text, str) and text.strip():
+                texts.append(text.strip())
+        return with_context(prompt, content, texts)
+
+    async def until_stopped(
+        self, turn: Callable[[str], Awaitable[TurnFinished]], content: str
+    ) -> TurnFinished:
+        """Run ``turn(content)``; while a stop function answers the finished turn with
+        feedback, go on with it as the next user message (``MAX_STOP_CONTINUATIONS`` times
+        at most). Stop functions run only after a turn the model finished (not after an
+        error or ``max_steps``; a cancel raises). The last turn's outcome is returned."""
+        outcome = await turn(content)
+        continued = 0
+        while self.stop and not outcome.error:
+            feedback = await self._stopping(outcome.reply, continued)
+            if feedback is None:
+                break
+            if continued >= MAX_STOP_CONTINUATIONS:
+                self.output.say(
+                    f"The turn ends here: stop hooks kept it going {continued} times, "
+                    "the most one prompt allows.",
+                    kind="error",
+                )
+                break
+            continued += 1
+            outcome = await turn(feedback_message(feedback))
+        return outcome
+
+    async def _stopping(self, reply: str, continued: int) -> str | None:
+        texts = []
+        for fn in list(self.stop):
+            try:
+                text = await _value(fn, reply, continued)
+            except Exception as exc:
+                self._failed("stop", fn, exc)
+                continue
+            if isinstance(text, str) and text.strip():
+                texts.append(text.strip())
+        return "\n\n".join(texts) or None
+
+    def _failed(self, what: str, fn: Callable[..., Any], exc: Exception) -> None:
+        log.warning("%s function %r failed", what, fn, exc_info=exc)
+        self.output.say(f"{what} hook failed: {exc or type(exc).__name__}", kind="error")

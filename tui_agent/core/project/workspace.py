@@ -1,0 +1,80 @@
+"""The workspace: the folder a session works in, its git root, and whether its code may run.
+
+Project-local code (plugins, tool files, a project ``config.toml``) runs only in a trusted
+folder; the answer is remembered per folder (``trust``). Nothing here loads anything: the
+session's ``extensions`` ask the workspace which folders they may read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..extensions import plugins
+from ..protocol.context import ToolContext, find_worktree
+from . import config as config_module
+from . import trust
+from .prompt import system_prompt
+
+
+class Workspace:
+    """``directory`` (where the session works), ``worktree`` (its git root, or the
+    directory) and ``project`` (the nearest folder up to the git root holding project code:
+    ``.agents/plugins``, ``.tui-agent/tools``, ``.tui-agent/config.toml``)."""
+
+    def __init__(self, directory: str | Path = ".", *, trusted: bool = False) -> None:
+        self.directory = Path(directory).expanduser().resolve()
+        if not self.directory.is_dir():
+            raise NotADirectoryError(f"not a folder: {self.directory}")
+        self.worktree = find_worktree(self.directory)
+        self.project = plugins.project_root(self.directory, self.worktree)
+        self._trusted = trusted  # --trust, or trusted in this session
+
+    @property
+    def project_code(self) -> list[Path]:
+        """The project's own code files (empty when it has none)."""
+        return plugins.project_code(self.project)
+
+    @property
+    def trusted(self) -> bool:
+        """The project's code may run (``--trust``, or remembered for this folder)."""
+        return self._trusted or trust.decision(self.project) is True
+
+    @property
+    def needs_trust(self) -> bool:
+        """Project code exists and nobody has said yes or no for this folder yet."""
+        return not self.trusted and trust.decision(self.project) is None and bool(self.project_code)
+
+    def trust(self, remember: bool = True) -> None:
+        """Let the project's code run (remembered for the folder unless ``remember=False``).
+        ``session.trust()`` does this and loads the code."""
+        if remember:
+            trust.remember(self.project, True)
+        self._trusted = True
+
+    def distrust(self) -> None:
+        """Remember that this folder's code must not run."""
+        trust.remember(self.project, False)
+        self._trusted = False
+
+    @property
+    def config_file(self) -> Path:
+        """The project's ``.tui-agent/config.toml`` (read only when trusted)."""
+        return config_module.project_config_file(self.project)
+
+    def system_prompt(self) -> str:
+        """The system prompt for this folder (``AGENTS.md`` included)."""
+        return system_prompt(self.directory, self.worktree)
+
+    def tool_context(self, session_id: str, call_id: str = "", message_id: str = "") -> ToolContext:
+        """What a tool handler's ``context`` holds for a call in this workspace."""
+        return ToolContext(
+            agent="main",
+            session_id=session_id,
+            message_id=message_id,
+            directory=str(self.directory),
+            worktree=str(self.worktree),
+            call_id=call_id,
+        )
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.directory)!r})"

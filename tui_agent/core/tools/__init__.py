@@ -1,0 +1,5 @@
+"""The toolbox (register, validate, run and announce tool calls), argument validation,
+``schema``, tool files (``@tool``) and how tools are described.
+
+May import: ``protocol``, ``util``.
+"""
