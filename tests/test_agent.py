@@ -416,3 +416,17 @@ async def test_notes_travel_with_the_events_in_order(project: Path) -> None:
     start = kinds.index("ToolCallStarted")
     assert kinds[start : start + 3] == ["ToolCallStarted", "Note", "ToolCallFinished"]
     assert Note("working on it") in seen
+
+
+async def test_session_complete_is_one_reply_without_tools_and_leaves_the_transcript(
+    project: Path,
+) -> None:
+    async with FakeOpenAI([Reply("Only the text.", thinking="not this")]) as server:
+        session = session_for(project, server)
+        said = await session.complete([{"role": "user", "content": "summarise"}])
+    assert said == "Only the text."
+    (request,) = server.requests
+    assert request["messages"][0]["role"] == "system"
+    assert request["messages"][1:] == [{"role": "user", "content": "summarise"}]
+    assert not request.get("tools")
+    assert list(session.conversation) == []

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..protocol import events as ev
 from ..protocol.messages import Message, openai_dict
 from ..protocol.result import Result
-from ..providers.base import Provider, Text
+from ..providers.base import Provider, reply_text
 from ..util.truncation import save_output
 from . import compaction
 from .compaction import Summariser, estimate_all, text_tokens
@@ -273,17 +273,7 @@ class Budget:
         return summary
 
     async def _ask(self, request: list[dict[str, Any]]) -> str:
-        parts: list[str] = []
-        stream = self.provider().stream(request, [])
-        try:
-            async for event in stream:
-                if isinstance(event, Text):
-                    parts.append(event.text)
-        finally:
-            closer = getattr(stream, "aclose", None)
-            if closer is not None:
-                await closer()
-        text = "".join(parts).strip()
+        text = (await reply_text(self.provider().stream(request, []))).strip()
         if not text:
             raise RuntimeError("the model wrote an empty summary")
         return text

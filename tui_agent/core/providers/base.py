@@ -89,3 +89,18 @@ class Provider(Protocol):
     ) -> AsyncIterator[StreamEvent]: ...
 
     async def models(self) -> list[str]: ...
+
+
+async def reply_text(stream: AsyncIterator[StreamEvent]) -> str:
+    """The text of one streamed reply (thinking and the rest left out), the stream closed
+    after it, also when reading it fails."""
+    parts: list[str] = []
+    try:
+        async for event in stream:
+            if isinstance(event, Text):
+                parts.append(event.text)
+    finally:
+        closer = getattr(stream, "aclose", None)
+        if closer is not None:
+            await closer()
+    return "".join(parts)

@@ -246,20 +246,10 @@ class Session:
     async def complete(self, messages: Sequence[Mapping[str, Any]]) -> str:
         """One reply to ``messages`` (typed or OpenAI dicts; the system prompt is added), no
         tools, the transcript untouched."""
-        from ..providers.base import Text
+        from ..providers.base import reply_text
 
         system = {"role": "system", "content": self.workspace.system_prompt()}
-        parts: list[str] = []
-        stream = self.provider.stream([system, *map(openai_dict, messages)], [])
-        try:
-            async for event in stream:
-                if isinstance(event, Text):
-                    parts.append(event.text)
-        finally:
-            closer = getattr(stream, "aclose", None)
-            if closer is not None:
-                await closer()
-        return "".join(parts)
+        return await reply_text(self.provider.stream([system, *map(openai_dict, messages)], []))
 
     # -- approvals --------------------------------------------------------------------------
 
