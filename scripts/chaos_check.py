@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -28,6 +27,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from replay_dialects import home_env  # scripts/, beside this one
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPT = "read README.md and summarise it"
@@ -73,14 +74,8 @@ def run_once(url: str, work: Path, index: int) -> tuple[int, str, str, float]:
     shutil.rmtree(project, ignore_errors=True)
     project.mkdir(parents=True)
     shutil.copy(ROOT / "README.md", project / "README.md")
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("OPENAI_", "TUI_AGENT_", "XDG_"))
-    }
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"))
-    env.update(XDG_DATA_HOME=str(home / "data"), XDG_STATE_HOME=str(home / "state"))
-    env.update(XDG_CACHE_HOME=str(home / "cache"), OPENAI_API_KEY="sk-llmock-check")
+    env = home_env(home)
+    env["OPENAI_API_KEY"] = "sk-llmock-check"
     began = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "tui_agent", "--base-url", f"{url}/v1", "--yes", "run", PROMPT],

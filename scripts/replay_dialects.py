@@ -27,17 +27,24 @@ from tui_agent.testing import FakeOpenAI, Reply
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def home_env(home: Path) -> dict[str, str]:
+    """This environment without the user's model settings, with ``home`` as HOME and its
+    folders as the XDG folders: a run that reads and writes nothing of the user's."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("OPENAI_", "TUI_AGENT_", "XDG_"))
+    }
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"))
+    env.update(XDG_DATA_HOME=str(home / "data"), XDG_STATE_HOME=str(home / "state"))
+    env.update(XDG_CACHE_HOME=str(home / "cache"))
+    return env
+
+
 def run(lines: list[str], home: Path) -> tuple[int, list[dict[str, Any]], str]:
     script = [Reply(chunks=lines), Reply("", usage=None)]
     with FakeOpenAI(script, strict=False) as server:
-        env = {
-            key: value
-            for key, value in os.environ.items()
-            if not key.startswith(("OPENAI_", "TUI_AGENT_", "XDG_"))
-        }
-        env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / "config"))
-        env.update(XDG_DATA_HOME=str(home / "data"), XDG_STATE_HOME=str(home / "state"))
-        env.update(XDG_CACHE_HOME=str(home / "cache"))
+        env = home_env(home)
         argv = ["run", "--json", "--yes", "--model", "replay", "--base-url", server.base_url]
         done = subprocess.run(
             [sys.executable, "-m", "tui_agent", *argv, "hi"],
