@@ -202,7 +202,7 @@ async def test_enter_while_working_queues_and_sends_when_the_turn_ends(
         await send(pilot, "second")
         await send(pilot, "third")
         assert app.queued == ("second", "third")
-        assert "⏸ queued: second" in queue_text(app) and "⏸ queued: third" in queue_text(app)
+        assert "◦ queued: second" in queue_text(app) and "◦ queued: third" in queue_text(app)
         assert app.prompt.text == ""
         assert app.screen.active_bindings["escape"].binding.action == "unqueue"
         assert len(fake_openai.requests) == 1  # nothing goes out before the turn ends
@@ -587,7 +587,7 @@ def test_in_tmux_a_prompt_typed_during_a_long_reply_is_sent_once(
         tmux(socket, "send-keys", "-t", "app", "first prompt", "Enter")
         until(lambda: fake_openai.requests, "the prompt was not sent")
         tmux(socket, "send-keys", "-t", "app", "queued prompt", "Enter")
-        until(lambda: "⏸ queued: queued prompt" in pane(), "not queued")
+        until(lambda: "◦ queued: queued prompt" in pane(), "not queued")
         tmux(socket, "send-keys", "-t", "app", "steered prompt", "C-s")
         until(lambda: "↳ steering: steered prompt" in pane(), "not steered")
         assert len(fake_openai.requests) == 1  # the long reply still streams

@@ -143,7 +143,7 @@ class TuiAgentApp(App[None]):
         # tmux it does not) sends the prompt into the turn instead of queuing it
         Binding("ctrl+s,ctrl+enter", "steer", "Steer", id="app.steer"),
         # Esc takes queued prompts back into the prompt before it cancels anything
-        Binding("escape", "unqueue", "Take back queued", id="app.unqueue"),
+        Binding("escape", "unqueue", "Take back", id="app.unqueue"),
         Binding("escape", "cancel_turn", "Cancel", id="app.cancel"),  # shown while working
         Binding("ctrl+c", "interrupt", "Cancel", show=False, priority=True, id="app.cancel2"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit"),

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 STEERING = "↳ steering"  # the labels tests and users read
-QUEUED = "⏸ queued"
+QUEUED = "◦ queued"  # a glyph every monospace font has (⏸ is missing from many)
 HINT = "Up: edit the last · Esc: take them back · Ctrl+S: steer into the turn"
 
 
