@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .project.config import SECRET_KEYS
 from .protocol import events as ev
 from .protocol.messages import (
     AssistantMessage,
@@ -28,6 +27,7 @@ from .protocol.messages import (
 from .protocol.result import Result
 from .providers.base import Finish, Provider, ProviderError, Text, Thinking, ToolCall, Usage
 from .tools.toolbox import CANCELLED
+from .util.secrets import SECRET_KEYS
 
 if TYPE_CHECKING:
     from .conversation.budget import Budget

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..util import paths
+from ..util.secrets import SECRET_KEYS
 
 SetupFn = Callable[[Any], Any]
 ProviderFactory = Callable[..., Any]
@@ -25,7 +26,6 @@ ENV_SETTINGS = {
     "OPENAI_BASE_URL": "base_url",
     "TUI_AGENT_MODEL": "model",
 }
-SECRET_KEYS = frozenset({"api_key"})
 
 
 @dataclass(frozen=True)
