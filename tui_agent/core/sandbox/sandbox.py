@@ -49,24 +49,25 @@ anywhere, or write outside the project. Inside the sandbox:
   cancel that comes while bwrap is still setting up reaches what it started too.
 
 Nothing here imports Textual; bwrap is tried once per process (``availability``).
+
+This module owns the ``Sandbox`` class (one session's sandbox: the bwrap command line,
+what it hides and protects, the notes on a failure). The rest lives beside it and is
+re-exported here: ``settings`` (the ``[sandbox]`` table), ``environment`` (the variables
+a command gets), ``host`` (bwrap's availability, host sockets, path helpers),
+``protection`` (``.git`` and the agents' config, stand-ins), ``private_tmp`` (the
+session's /tmp and its lifecycle) and ``diagnosis`` (``caused``, ``hint``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import logging
 import os
 import re
 import shutil
-import signal
-import stat
-import subprocess
 import sys
 import tempfile
-import threading
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,454 +75,89 @@ from typing import Any
 from ..project import trust
 from ..util import paths
 from . import netproxy
+from .diagnosis import _ESCAPE, caused, hint
+from .environment import DEFAULT_SCRUB, ENV_PASSED, passed_env, scrubbed_env
+from .host import (
+    HOST_SOCKETS,
+    NOBODY,
+    SOCKET_FOLDERS,
+    _bwrap_has,
+    _children,
+    _expand,
+    _identity,
+    _matches,
+    availability,
+    host_sockets,
+)
+from .private_tmp import (
+    _HELD as _HELD,  # tests look at the held folders
+)
+from .private_tmp import (
+    _hold,
+    _Holder,
+    _holder,
+    _mb,
+    _SizeGuard,
+    _used,
+    _user_cache,
+    release_tmp,
+    session_tmp,
+    sweep_tmp,
+)
+from .protection import (
+    _HOOKS_PATH,
+    GIT_FILES,
+    GIT_PROTECTED,
+    GIT_STAND_INS,
+    PROTECTED,
+    Protection,
+    _free_name,
+    _modules,
+    _placeholders,
+    _shown,
+)
+from .settings import (
+    DEFAULT_ENABLED,
+    DEFAULT_HIDE,
+    DEFAULT_TMP_SIZE,
+    KEYS,
+    Settings,
+    parse_size,
+    problems,
+)
+
+# the names this module had before its split (issue 28), still imported from here
+__all__ = [
+    "DEFAULT_ENABLED",
+    "DEFAULT_HIDE",
+    "DEFAULT_SCRUB",
+    "DEFAULT_TMP_SIZE",
+    "ENV_PASSED",
+    "GIT_FILES",
+    "GIT_PROTECTED",
+    "GIT_STAND_INS",
+    "HOST_SOCKETS",
+    "KEYS",
+    "NOBODY",
+    "PROTECTED",
+    "SOCKET_FOLDERS",
+    "Protection",
+    "Sandbox",
+    "Settings",
+    "availability",
+    "caused",
+    "hint",
+    "host_sockets",
+    "parse_size",
+    "passed_env",
+    "problems",
+    "release_tmp",
+    "scrubbed_env",
+    "session_tmp",
+    "sweep_tmp",
+]
 
 log = logging.getLogger("tui_agent.sandbox")
-
-# what under HOME holds credentials or what a user typed (histories): hidden inside the
-# sandbox; "*" in a name is a pattern (fnmatch, one level); "$XDG_CONFIG_HOME/..." follows
-# that variable wherever it points (its default ~/.config is listed too)
-DEFAULT_HIDE = (
-    "~/.ssh",
-    "~/.aws",
-    "~/.azure",
-    "~/.config/gcloud",
-    "~/.gnupg",
-    "~/.kube",
-    "~/.docker",
-    "~/.netrc",
-    "~/.git-credentials",
-    "~/.pypirc",
-    "~/.config/gh",
-    "$XDG_CONFIG_HOME/gcloud",
-    "$XDG_CONFIG_HOME/gh",
-    "$XDG_CONFIG_HOME/*/credentials*",
-    "~/.config/*/credentials*",
-    "~/.npmrc",
-    "~/.yarnrc",
-    "~/.yarnrc.yml",
-    "~/.cargo/credentials",
-    "~/.cargo/credentials.toml",
-    "~/.claude/.credentials.json",
-    "~/.bash_history",
-    "~/.zsh_history",
-    "~/.histfile",
-    "~/.sh_history",
-    "~/.python_history",
-    "~/.node_repl_history",
-    "~/.psql_history",
-    "~/.mysql_history",
-    "~/.sqlite_history",
-    "~/.lesshst",
-    "~/.local/share/fish/fish_history",
-)
-# environment variable names (fnmatch, case-insensitive) a sandboxed command gets: an
-# allow-list; ``env = [...]`` adds names or patterns. ``DEFAULT_SCRUB`` still drops names
-# like these from what a pattern lets through (``env = ["*"]``), unless named exactly.
-ENV_PASSED = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "PWD",
-    "LANG",
-    "LANGUAGE",
-    "LC_*",
-    "TZ",
-    "TERM",
-    "COLORTERM",
-    "NO_COLOR",
-    "FORCE_COLOR",
-    "XDG_CONFIG_HOME",
-    "XDG_CACHE_HOME",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
-    "XDG_CONFIG_DIRS",
-    "XDG_DATA_DIRS",
-    "VIRTUAL_ENV",
-    "VIRTUAL_ENV_PROMPT",
-    "CONDA_*",
-    "PYENV_*",
-    "NVM_*",
-    "JAVA_HOME",
-    "GOPATH",
-    "GOROOT",
-    "CARGO_HOME",
-    "RUSTUP_HOME",
-    "GEM_HOME",
-    "GEM_PATH",
-)
-DEFAULT_SCRUB = (
-    "*_API_KEY",
-    "*_APIKEY",
-    "*_TOKEN",
-    "*_SECRET",
-    "*_SECRET_*",
-    "*_PASSWORD",
-    "*_PASSWD",
-    "*_CREDENTIALS",
-    "SSH_AUTH_SOCK",
-    "GPG_AGENT_INFO",
-)
-# a provider key this long is also looked for inside values (``AUTH="Bearer <key>"``);
-# a shorter one (a local server's "ollama") only as a whole value
-_SECRET_INSIDE = 12
-# host sockets that hand out more than the sandbox allows (a user's systemd and D-Bus,
-# Docker): hidden, with the ssh agent's socket (SSH_AUTH_SOCK)
-HOST_SOCKETS = ("/run/user/{uid}", "/run/docker.sock", "/var/run/docker.sock", "/run/podman")
-# folders where servers of other namespaces (containers) leave sockets /proc/net/unix does
-# not list: searched this deep for socket files to mask
-SOCKET_FOLDERS = (("/run", 3), ("/var/run", 3))
-# inside .git, what decides what runs or where git reads its config: read-only (objects,
-# refs, logs, index, HEAD and the other state files stay writable: commits work)
-GIT_PROTECTED = (
-    "hooks",
-    "config",
-    "info",
-    "commondir",
-    "config.worktree",
-    "worktrees",
-    "remotes",
-    "branches",
-)
-GIT_STAND_INS = ("hooks", "info", "worktrees")  # folders: an empty read-only one if missing
-GIT_FILES = ("config", "commondir", "config.worktree")  # files: one made is moved aside
-# what the sandbox protects, for the README and plugins; the agents' config at every level
-# from the session's folder up to the worktree's top, core.hooksPath inside the worktree
-PROTECTED = (
-    *(f".git/{name}" for name in GIT_PROTECTED),
-    ".git/modules/*/config",
-    ".git/modules/*/hooks",
-    *paths.AGENT_CONFIG,
-)
-_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
-KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
-    "enabled": (bool, "true or false"),
-    "network": ((bool, list), "true, false or a list of hosts"),
-    "auto_allow": (bool, "true or false"),
-    "allow_write": (list, "a list of folders"),
-    "hide": (list, "a list of paths"),
-    "scrub_env": (list, "a list of variable name patterns"),
-    "env": (list, "a list of variable names or patterns"),
-    "unix_sockets": (list, "a list of socket paths"),
-    "tmp_size": ((int, str), 'a size such as "512M" or "2G", or a number of bytes'),
-}
-DEFAULT_TMP_SIZE = 1 << 30  # the private /tmp: 1 GiB unless tmp_size says otherwise
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
-_ESCAPE = (
-    "If it must run outside, call execute again with the same command and "
-    '"sandbox": false (the user is asked), or ask the user to run it with !!command.'
-)
-# output that says the sandbox got in the way (checked only when the command failed)
-_CAUSES = (
-    (
-        re.compile(r"device or resource busy", re.I),
-        "a protected file: .git/config, .git/hooks and the agents' config folders cannot be "
-        "changed in the sandbox (git config, git remote add and git init over them write "
-        "there)",
-    ),
-    (re.compile(r"read-only file system", re.I), "a write outside the writable folders"),
-    (
-        re.compile(r"permission denied", re.I),
-        "permission denied (maybe a hidden or read-only path)",
-    ),
-    (
-        re.compile(
-            r"network is unreachable|could not resolve host|temporary failure in name "
-            r"resolution|name or service not known|failed to establish a new connection|"
-            r"no address associated with hostname|getaddrinfo",
-            re.I,
-        ),
-        "no network",
-    ),
-    (
-        re.compile(
-            r"not an allowed host|CONNECT tunnel failed|Tunnel connection failed|"
-            r"HTTP Error 403: Forbidden|status code 403|ProxyError",
-            re.I,
-        ),
-        "a host the sandbox does not allow",
-    ),
-    (
-        re.compile(r"connection refused|no server running|error connecting to", re.I),
-        "no network, and Unix sockets outside the sandbox are masked (allowed ones: "
-        "[sandbox] unix_sockets)",
-    ),
-)
-DEFAULT_ENABLED = True  # on where bwrap works (availability says why not elsewhere)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """``[sandbox]`` from config, with defaults."""
-
-    enabled: bool = DEFAULT_ENABLED
-    network: bool = False
-    hosts: tuple[str, ...] = ()  # network = [hosts]: http(s) to these only, via the proxy
-    auto_allow: bool = True
-    allow_write: tuple[str, ...] = ()
-    hide: tuple[str, ...] = ()
-    scrub_env: tuple[str, ...] = ()
-    env: tuple[str, ...] = ()  # more variables passed (names or patterns)
-    unix_sockets: tuple[str, ...] = ()  # sockets outside left reachable
-    tmp_size: int = DEFAULT_TMP_SIZE  # bytes the private /tmp may hold
-
-    @classmethod
-    def of(cls, settings: Mapping[str, Any]) -> Settings:
-        table = settings.get("sandbox")
-        table = table if isinstance(table, Mapping) and not problems(table) else {}
-        size = table.get("tmp_size")
-        return cls(
-            enabled=bool(table.get("enabled", DEFAULT_ENABLED)),
-            network=table.get("network", False) is True,
-            hosts=tuple(net) if isinstance(net := table.get("network"), list) else (),
-            auto_allow=bool(table.get("auto_allow", True)),
-            allow_write=tuple(table.get("allow_write", ())),
-            hide=tuple(table.get("hide", ())),
-            scrub_env=tuple(table.get("scrub_env", ())),
-            env=tuple(table.get("env", ())),
-            unix_sockets=tuple(table.get("unix_sockets", ())),
-            tmp_size=DEFAULT_TMP_SIZE if size is None else parse_size(size) or DEFAULT_TMP_SIZE,
-        )
-
-
-def parse_size(value: Any) -> int | None:
-    """Bytes from ``512M``, ``2G``, ``1.5GiB``, ``100k`` or a whole number; None if it is
-    none of these (or not above zero)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value > 0 else None
-    match = _SIZE.match(str(value))
-    if match is None:
-        return None
-    power = " KMGT".index(match.group(2).upper() or " ")
-    size = int(float(match.group(1)) * 1024**power)
-    return size if size > 0 else None
-
-
-def problems(table: Any) -> list[str]:
-    """What is wrong with a ``[sandbox]`` table, said as config problems."""
-    if not isinstance(table, Mapping):
-        return ["sandbox must be a table ([sandbox])"]
-    found = []
-    for key, value in table.items():
-        rule = KEYS.get(key)
-        if rule is None:
-            found.append(f"sandbox.{key} is not a sandbox setting ({', '.join(KEYS)})")
-        elif (
-            not isinstance(value, rule[0])
-            or (isinstance(value, bool) and bool not in _types(rule[0]))
-            or (isinstance(value, list) and not all(isinstance(i, str) and i for i in value))
-            or (key == "tmp_size" and parse_size(value) is None)
-        ):
-            found.append(f"sandbox.{key} must be {rule[1]}")
-    return found
-
-
-def _types(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
-_AVAILABILITY: dict[str, str | None] = {}
-
-
-def availability(bwrap: str | None = None) -> str | None:
-    """None when bwrap (``bwrap``, else the one on PATH) runs here, else why not (tried
-    once per process: ~5 ms)."""
-    if sys.platform == "darwin":
-        return "macOS: the Seatbelt sandbox is not built yet"
-    if not sys.platform.startswith("linux"):
-        return f"no sandbox on {sys.platform}"
-    bwrap = bwrap or shutil.which("bwrap")
-    if bwrap is None:
-        return "bubblewrap (bwrap) is not installed"
-    if bwrap not in _AVAILABILITY:
-        trial = [bwrap, *_identity(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        trial += ["--unshare-pid", "--unshare-net", "--die-with-parent", "--", "true"]
-        try:
-            done = subprocess.run(trial, capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            _AVAILABILITY[bwrap] = f"bwrap cannot run here: {exc}"
-        else:
-            why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-            _AVAILABILITY[bwrap] = None if done.returncode == 0 else f"bwrap cannot run here: {why}"
-    return _AVAILABILITY[bwrap]
-
-
-_HELP: dict[str, str] = {}
-
-
-def _bwrap_has(option: str) -> bool:
-    """Whether this bwrap knows ``option`` (``--size`` came in 0.6)."""
-    bwrap = shutil.which("bwrap") or "bwrap"
-    if bwrap not in _HELP:
-        try:
-            done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
-            _HELP[bwrap] = done.stdout + done.stderr
-        except (OSError, subprocess.TimeoutExpired):
-            _HELP[bwrap] = ""
-    return f"{option} " in _HELP[bwrap]
-
-
-def _identity(held: bool = False) -> list[str]:
-    """Who the command is: no capabilities, in a user namespace of its own; as root, the
-    unprivileged ``nobody`` there (bwrap run by root keeps every capability otherwise).
-    ``held``: bwrap runs in a ``_Holder``'s user namespace, where tui-agent is root, so the
-    user's own ids are named (bwrap would keep 0 otherwise)."""
-    args = ["--unshare-user", "--cap-drop", "ALL"]
-    if os.geteuid() == 0:
-        args += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
-    elif held:
-        args += ["--uid", str(os.getuid()), "--gid", str(os.getgid())]
-    return args
-
-
-NOBODY = 65534
-
-
-def scrubbed_env(
-    environ: Mapping[str, str], patterns: tuple[str, ...], secrets: tuple[str, ...] = ()
-) -> dict[str, str]:
-    """``environ`` without variables named like ``patterns`` (case-insensitive) or whose
-    value is one of ``secrets`` (the provider's key, whatever the variable is called)."""
-    upper = [p.upper() for p in patterns]
-    values = {s for s in secrets if s}
-    return {
-        name: value
-        for name, value in environ.items()
-        if value not in values and not any(fnmatch.fnmatchcase(name.upper(), p) for p in upper)
-    }
-
-
-def passed_env(
-    environ: Mapping[str, str],
-    names: tuple[str, ...] = (),
-    scrub: tuple[str, ...] = (),
-    secrets: tuple[str, ...] = (),
-) -> dict[str, str]:
-    """The variables of ``environ`` a sandboxed command gets: those ``ENV_PASSED`` or
-    ``names`` name (case-insensitive patterns; ``DEFAULT_SCRUB`` names only when named
-    exactly), minus ``scrub`` patterns, minus any whose value is a secret or, for a secret
-    of 12 characters or more, holds one."""
-    exact = {n.upper() for n in names if not any(c in n for c in "*?[")}
-    allowed = [p.upper() for p in (*ENV_PASSED, *names)]
-    secret = [p.upper() for p in DEFAULT_SCRUB]
-    dropped = [p.upper() for p in scrub]
-    long = [s for s in secrets if len(s) >= _SECRET_INSIDE]
-    whole = {s for s in secrets if s}
-
-    def passes(name: str, value: str) -> bool:
-        upper = name.upper()
-        if upper not in exact and (
-            not any(fnmatch.fnmatchcase(upper, p) for p in allowed)
-            or any(fnmatch.fnmatchcase(upper, p) for p in secret)
-        ):
-            return False
-        if any(fnmatch.fnmatchcase(upper, p) for p in dropped):
-            return False
-        return value not in whole and not any(s in value for s in long)
-
-    return {name: value for name, value in environ.items() if passes(name, value)}
-
-
-def session_tmp(session_id: str) -> Path:
-    """Where a session's private /tmp lives: under the user cache, so nothing is left in
-    the real /tmp (``Session.close`` removes it; ``sweep_tmp`` those of sessions that
-    ended without closing)."""
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir(paths.APP)) / "sandbox-tmp" / session_id
-
-
-def _expand(path: str, home: Path) -> Path:
-    if path.startswith("$XDG_CONFIG_HOME/"):
-        base = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
-        return Path(base) / path[len("$XDG_CONFIG_HOME/") :]
-    if path == "~" or path.startswith("~/"):
-        return home / path[2:]
-    return Path(path)
-
-
-def _matches(place: Path) -> list[Path]:
-    """``place``, or what it names when a part has ``*`` (one level each)."""
-    if "*" not in str(place):
-        return [place]
-    parts = place.parts
-    found = [Path(parts[0])]
-    for part in parts[1:]:
-        if "*" in part:
-            found = [
-                child
-                for folder in found
-                for child in _children(folder)
-                if fnmatch.fnmatchcase(child.name, part)
-            ]
-        else:
-            found = [folder / part for folder in found]
-    return found
-
-
-def _children(folder: Path) -> list[Path]:
-    try:
-        return [Path(entry.path) for entry in os.scandir(folder)]
-    except OSError:
-        return []
-
-
-def host_sockets() -> list[Path]:
-    """Unix sockets with a path that a command could connect to: those bound in this
-    network namespace (``/proc/net/unix``), and socket files under ``SOCKET_FOLDERS``
-    (servers in other namespaces, such as a container's, are not listed there)."""
-    found: list[str] = []
-    try:
-        with open("/proc/net/unix", "rb") as table:
-            next(table, None)
-            for line in table:
-                fields = line.rstrip(b"\n").split(None, 7)
-                if len(fields) == 8 and fields[7].startswith(b"/"):
-                    found.append(os.fsdecode(fields[7]))
-    except OSError:
-        pass
-    for top, depth in SOCKET_FOLDERS:
-        found += _socket_files(top, depth)
-    sockets = []
-    for name in dict.fromkeys(found):
-        try:
-            if stat.S_ISSOCK(os.lstat(name).st_mode):
-                sockets.append(Path(name))
-        except OSError:
-            continue
-    return sockets
-
-
-def _socket_files(top: str, depth: int) -> list[str]:
-    found = []
-    try:
-        entries = list(os.scandir(top))
-    except OSError:
-        return []
-    for entry in entries:
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                if depth > 1:
-                    found += _socket_files(entry.path, depth - 1)
-            elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
-                found.append(entry.path)  # a socket, fifo or device: lstat tells later
-        except OSError:
-            continue
-    return found
-
-
-@dataclass
-class Protection:
-    """What a command must not change in the worktree: ``kept`` exist and are bound
-    read-only; ``stand_ins`` are missing folders that get an empty read-only one; ``watched``
-    are missing files that, if a command makes one, are moved aside when it ends."""
-
-    kept: list[Path] = field(default_factory=list)
-    stand_ins: list[Path] = field(default_factory=list)
-    watched: list[Path] = field(default_factory=list)
 
 
 @dataclass
@@ -1024,331 +660,3 @@ class Sandbox:
         except OSError:
             return False
         return any(real == h or real.is_relative_to(h) for h in self.hidden())
-
-
-class _Holder:
-    """A session's private /tmp as a tmpfs of ``tmp_size``, kept between its commands: the
-    tmpfs is mounted over an empty folder (``ID.tmpfs``) in a mount namespace of its own,
-    inside a user namespace (so no privilege is needed, root or not), held by a small
-    process that lives while this one keeps its stdin open: a session's close, or
-    tui-agent's end however it ends, lets it go and the kernel frees the tmpfs (nothing is
-    left on disk). A command enters it with nsenter, then bwrap binds the tmpfs at /tmp."""
-
-    SCRIPT = (
-        'mount -t tmpfs -o "size=$1,mode=0700" tui-agent-tmp "$2" || exit 1; echo ready; read -r _'
-    )
-
-    def __init__(self, folder: Path, size: int, unshare: str | None, nsenter: str | None) -> None:
-        self.size = size
-        self.mount = folder.with_name(folder.name + ".tmpfs")
-        self.mount.mkdir(mode=0o700, exist_ok=True)
-        if unshare is None or nsenter is None:
-            raise OSError("unshare or nsenter (util-linux) is missing")
-        self.nsenter = nsenter
-        self.process = subprocess.Popen(
-            [
-                *(unshare, "--user", "--map-root-user", "--mount", "--propagation", "slave"),
-                *("sh", "-c", self.SCRIPT, "sh", str(size), str(self.mount)),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # a Ctrl+C in the terminal is not its business
-        )
-        assert self.process.stdout is not None
-        if self.process.stdout.readline() != b"ready\n":  # it failed and ended
-            assert self.process.stderr is not None
-            why = self.process.stderr.read().decode(errors="replace").strip()
-            self.process.wait()
-            raise OSError(why or f"exit status {self.process.returncode}")
-
-    @property
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def enter(self) -> list[str]:
-        """What runs bwrap inside the holder's namespaces (as the same user)."""
-        target = str(self.process.pid)
-        return [self.nsenter, "--target", target, "--user", "--mount", "--preserve-credentials"]
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.process.stdin.close()
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
-        with contextlib.suppress(OSError):
-            self.mount.rmdir()
-
-
-_HOLDERS: dict[Path, _Holder] = {}
-_NO_HOLDER: list[str] = []  # why a tmpfs could not be held here (said once)
-
-
-def _holder(folder: Path, size: int, program: Callable[[str], str | None]) -> _Holder | None:
-    """The session's tmpfs holder (started on its first command, again if it died), or
-    None where one cannot run (the private /tmp is then a folder, measured instead)."""
-    held = _HOLDERS.get(folder)
-    if held is not None and held.alive and held.size == size:
-        return held
-    if held is not None:
-        held.close()  # a new size, or it died: a new, empty /tmp
-        del _HOLDERS[folder]
-    if _NO_HOLDER:
-        return None
-    try:
-        _HOLDERS[folder] = _Holder(folder, size, program("unshare"), program("nsenter"))
-    except OSError as exc:
-        _NO_HOLDER.append(str(exc))
-        log.warning("sandbox: no tmpfs for the private /tmp (%s): its size is measured", exc)
-        return None
-    return _HOLDERS[folder]
-
-
-class _SizeGuard(threading.Thread):
-    """Measures a command's private /tmp while it runs and kills the command (bwrap's
-    process group: everything inside goes with it) once it holds more than ``limit``."""
-
-    def __init__(self, folder: Path, limit: int, args: list[str]) -> None:
-        super().__init__(name="sandbox-tmp-size", daemon=True)
-        self.folder, self.limit, self.args = folder, limit, args
-        self.stop = threading.Event()
-        self.over = 0
-
-    def run(self) -> None:
-        wait = 0.1
-        while not self.stop.wait(wait):
-            started = time.monotonic()
-            used = _used(self.folder)
-            if used > self.limit:
-                self.over = used
-                _kill_command(self.args)
-                return
-            wait = max(0.1, 5 * (time.monotonic() - started))
-
-
-def _used(folder: Path) -> int:
-    """Bytes of disk ``folder`` takes (blocks, so sparse files count as what they use)."""
-    total = 0
-    stack = [str(folder)]
-    while stack:
-        try:
-            entries = list(os.scandir(stack.pop()))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            total += info.st_blocks * 512
-            if stat.S_ISDIR(info.st_mode):
-                stack.append(entry.path)
-    return total
-
-
-def _kill_command(args: list[str]) -> None:
-    """Kill the bwrap started with ``args`` and its process group (``execute`` and
-    ``!command`` start it in a session of its own, so its PID is the group's)."""
-    wanted = "\0".join(args).encode() + b"\0"
-    for entry in _children(Path("/proc")):
-        if not entry.name.isdigit():
-            continue
-        try:
-            if (entry / "cmdline").read_bytes() != wanted:
-                continue
-        except OSError:
-            continue
-        pid = int(entry.name)
-        with contextlib.suppress(OSError):
-            os.killpg(pid, signal.SIGKILL)  # its group, when it leads one
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)  # bwrap: --die-with-parent takes the rest
-
-
-def _mb(size: int) -> str:
-    return f"{size / (1 << 20):.0f} MB"
-
-
-_HELD: dict[Path, int] = {}  # the private /tmp folders this process's sessions use: locked
-
-
-def _hold(folder: Path) -> None:
-    """Mark ``folder`` as a live session's (a shared lock on ``FOLDER.lock`` for as long as
-    this process holds it); the first time, remove those no live session holds."""
-    import fcntl
-
-    if folder in _HELD:
-        return
-    if not _HELD:
-        sweep_tmp(folder.parent)
-    lock = os.open(folder.with_name(folder.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(lock, fcntl.LOCK_SH)
-    _HELD[folder] = lock
-
-
-def release_tmp(folder: Path) -> None:
-    """The session is over: its private /tmp (its tmpfs) and lock go (``Session.close``)."""
-    holder = _HOLDERS.pop(folder, None)
-    if holder is not None:
-        holder.close()
-    shutil.rmtree(folder, ignore_errors=True)
-    lock = _HELD.pop(folder, None)
-    if lock is not None:
-        os.close(lock)
-    with contextlib.suppress(OSError):
-        folder.with_name(folder.name + ".lock").unlink()
-
-
-def sweep_tmp(top: Path) -> list[Path]:
-    """Remove the private /tmp folders under ``top`` that no live session holds (a
-    session killed before it could close leaves its own); return them. One made by an
-    older tui-agent (no lock file) goes when it has not changed for a day."""
-    import fcntl
-
-    removed = []
-    for folder in _children(top):
-        if folder.suffix in (".lock", ".tmpfs") or not folder.is_dir() or folder in _HELD:
-            continue
-        lock_path = folder.with_name(folder.name + ".lock")
-        try:
-            lock = os.open(lock_path, os.O_RDWR)
-        except FileNotFoundError:
-            try:
-                stale = time.time() - folder.stat().st_mtime > 86400
-            except OSError:
-                continue
-            if stale:
-                shutil.rmtree(folder, ignore_errors=True)
-                removed.append(folder)
-            continue
-        except OSError:
-            continue
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(lock)
-            continue  # a live session's
-        netproxy.stop(folder)
-        shutil.rmtree(folder, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            folder.with_name(folder.name + ".tmpfs").rmdir()  # its tmpfs went with it
-        with contextlib.suppress(OSError):
-            lock_path.unlink()
-        os.close(lock)
-        removed.append(folder)
-    return removed
-
-
-def _modules(folder: Path, depth: int = 3) -> list[Path]:
-    """A repository's submodule git folders (``.git/modules/NAME``, nested ones too)."""
-    found: list[Path] = []
-    if depth == 0:
-        return found
-    for child in _children(folder):
-        if child.is_dir() and not child.is_symlink():
-            if (child / "HEAD").exists():
-                found.append(child)
-                found += _modules(child / "modules", depth - 1)
-            else:  # a submodule name with a slash: modules/a/b
-                found += _modules(child, depth - 1)
-    return found
-
-
-def _shown(place: Path, worktree: Path) -> str:
-    return str(place.relative_to(worktree)) if place.is_relative_to(worktree) else str(place)
-
-
-def _user_cache() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir(paths.APP))
-
-
-@contextlib.contextmanager
-def _placeholders(worktree: Path, places: list[Path]) -> Iterator[None]:
-    """Protected paths that did not exist get an empty folder in the worktree (bwrap's
-    mount point for the read-only stand-in). They are removed when the last sandboxed
-    command on this worktree ends, in any tui-agent process: every command holds a shared
-    ``flock`` on the worktree's lock file while it runs, and the one that can then take it
-    exclusively removes the stand-ins recorded in the state file (the folders it names
-    that are still empty). A folder the user made is never in that file."""
-    import fcntl
-    import hashlib
-
-    import platformdirs
-
-    folder = Path(platformdirs.user_cache_dir(paths.APP)) / "sandbox-locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    name = hashlib.sha256(str(worktree.resolve()).encode()).hexdigest()[:24]
-    with open(folder / f"{name}.lock", "a+") as users:
-        fcntl.flock(users, fcntl.LOCK_SH)
-        if places:
-            _record(folder / f"{name}.state", lambda made: made | {str(p) for p in places})
-        try:
-            yield
-        finally:
-            try:
-                fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                pass  # another command still runs on this worktree: the last one cleans
-            else:
-                _record(folder / f"{name}.state", _remove_stand_ins)
-
-
-def _record(state: Path, change: Any) -> None:
-    """Read, change and write the set of stand-in folders, under an exclusive lock."""
-    import fcntl
-
-    with open(state, "a+") as file:
-        fcntl.flock(file, fcntl.LOCK_EX)
-        file.seek(0)
-        made = {line for line in file.read().splitlines() if line}
-        kept = change(made)
-        file.seek(0)
-        file.truncate()
-        file.write("".join(f"{line}\n" for line in sorted(kept)))
-
-
-def _remove_stand_ins(made: set[str]) -> set[str]:
-    for place in made:
-        with contextlib.suppress(OSError):  # not empty (the user's now), or gone
-            Path(place).rmdir()
-    return set()
-
-
-def _free_name(place: Path, kind: str = "replaced") -> Path:
-    for n in range(1, 1000):
-        aside = place.with_name(f"{place.name}.{kind}-in-sandbox-{n}")
-        if not (aside.exists() or aside.is_symlink()):
-            return aside
-    raise OSError(f"no free name beside {place}")
-
-
-def caused(output: str) -> str | None:
-    """What in a failed sandboxed command's output looks like the sandbox's doing, or
-    None."""
-    for pattern, what in _CAUSES:
-        if pattern.search(output):
-            return what
-    return None
-
-
-def hint(output: str) -> str | None:
-    """The note added to a failed sandboxed command's result when the sandbox may be why,
-    telling the model the way out (``Sandbox.note`` also names hidden paths and the
-    private /tmp)."""
-    what = caused(output)
-    if what is None:
-        return None
-    return (
-        f"this ran in the sandbox and may have failed because of it ({what}): writes are "
-        "allowed only in the worktree and /tmp, there is no network (or only to the hosts "
-        f"the user allowed), and credentials are hidden. {_ESCAPE}"
-    )

@@ -1,0 +1,158 @@
+"""What the host offers the sandbox: whether bwrap runs here (``availability``, tried
+once per process) and which options it knows, who the command is inside (``_identity``),
+the host's Unix sockets a command could reach (``host_sockets``), and the path helpers
+the sandbox reads its settings' paths with (``_expand``, ``_matches``, ``_children``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+# host sockets that hand out more than the sandbox allows (a user's systemd and D-Bus,
+# Docker): hidden, with the ssh agent's socket (SSH_AUTH_SOCK)
+HOST_SOCKETS = ("/run/user/{uid}", "/run/docker.sock", "/var/run/docker.sock", "/run/podman")
+# folders where servers of other namespaces (containers) leave sockets /proc/net/unix does
+# not list: searched this deep for socket files to mask
+SOCKET_FOLDERS = (("/run", 3), ("/var/run", 3))
+
+
+_AVAILABILITY: dict[str, str | None] = {}
+
+
+def availability(bwrap: str | None = None) -> str | None:
+    """None when bwrap (``bwrap``, else the one on PATH) runs here, else why not (tried
+    once per process: ~5 ms)."""
+    if sys.platform == "darwin":
+        return "macOS: the Seatbelt sandbox is not built yet"
+    if not sys.platform.startswith("linux"):
+        return f"no sandbox on {sys.platform}"
+    bwrap = bwrap or shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed"
+    if bwrap not in _AVAILABILITY:
+        trial = [bwrap, *_identity(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        trial += ["--unshare-pid", "--unshare-net", "--die-with-parent", "--", "true"]
+        try:
+            done = subprocess.run(trial, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            _AVAILABILITY[bwrap] = f"bwrap cannot run here: {exc}"
+        else:
+            why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+            _AVAILABILITY[bwrap] = None if done.returncode == 0 else f"bwrap cannot run here: {why}"
+    return _AVAILABILITY[bwrap]
+
+
+_HELP: dict[str, str] = {}
+
+
+def _bwrap_has(option: str) -> bool:
+    """Whether this bwrap knows ``option`` (``--size`` came in 0.6)."""
+    bwrap = shutil.which("bwrap") or "bwrap"
+    if bwrap not in _HELP:
+        try:
+            done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+            _HELP[bwrap] = done.stdout + done.stderr
+        except (OSError, subprocess.TimeoutExpired):
+            _HELP[bwrap] = ""
+    return f"{option} " in _HELP[bwrap]
+
+
+def _identity(held: bool = False) -> list[str]:
+    """Who the command is: no capabilities, in a user namespace of its own; as root, the
+    unprivileged ``nobody`` there (bwrap run by root keeps every capability otherwise).
+    ``held``: bwrap runs in a ``_Holder``'s user namespace, where tui-agent is root, so the
+    user's own ids are named (bwrap would keep 0 otherwise)."""
+    args = ["--unshare-user", "--cap-drop", "ALL"]
+    if os.geteuid() == 0:
+        args += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
+    elif held:
+        args += ["--uid", str(os.getuid()), "--gid", str(os.getgid())]
+    return args
+
+
+NOBODY = 65534
+
+
+def _expand(path: str, home: Path) -> Path:
+    if path.startswith("$XDG_CONFIG_HOME/"):
+        base = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+        return Path(base) / path[len("$XDG_CONFIG_HOME/") :]
+    if path == "~" or path.startswith("~/"):
+        return home / path[2:]
+    return Path(path)
+
+
+def _matches(place: Path) -> list[Path]:
+    """``place``, or what it names when a part has ``*`` (one level each)."""
+    if "*" not in str(place):
+        return [place]
+    parts = place.parts
+    found = [Path(parts[0])]
+    for part in parts[1:]:
+        if "*" in part:
+            found = [
+                child
+                for folder in found
+                for child in _children(folder)
+                if fnmatch.fnmatchcase(child.name, part)
+            ]
+        else:
+            found = [folder / part for folder in found]
+    return found
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return [Path(entry.path) for entry in os.scandir(folder)]
+    except OSError:
+        return []
+
+
+def host_sockets() -> list[Path]:
+    """Unix sockets with a path that a command could connect to: those bound in this
+    network namespace (``/proc/net/unix``), and socket files under ``SOCKET_FOLDERS``
+    (servers in other namespaces, such as a container's, are not listed there)."""
+    found: list[str] = []
+    try:
+        with open("/proc/net/unix", "rb") as table:
+            next(table, None)
+            for line in table:
+                fields = line.rstrip(b"\n").split(None, 7)
+                if len(fields) == 8 and fields[7].startswith(b"/"):
+                    found.append(os.fsdecode(fields[7]))
+    except OSError:
+        pass
+    for top, depth in SOCKET_FOLDERS:
+        found += _socket_files(top, depth)
+    sockets = []
+    for name in dict.fromkeys(found):
+        try:
+            if stat.S_ISSOCK(os.lstat(name).st_mode):
+                sockets.append(Path(name))
+        except OSError:
+            continue
+    return sockets
+
+
+def _socket_files(top: str, depth: int) -> list[str]:
+    found = []
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return []
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if depth > 1:
+                    found += _socket_files(entry.path, depth - 1)
+            elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+                found.append(entry.path)  # a socket, fifo or device: lstat tells later
+        except OSError:
+            continue
+    return found

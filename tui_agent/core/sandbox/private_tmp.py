@@ -1,0 +1,261 @@
+"""A session's private /tmp and its lifecycle: where it lives (``session_tmp``, under
+the user cache), the tmpfs of ``tmp_size`` that holds it between commands (``_Holder``),
+the size guard where no tmpfs can be held (``_SizeGuard``), the lock that marks it a live
+session's (``_hold``), its removal when the session closes (``release_tmp``) and the
+sweep of those left by sessions that never closed (``sweep_tmp``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ..util import paths
+from . import netproxy
+from .host import _children
+
+log = logging.getLogger("tui_agent.sandbox")
+
+
+def session_tmp(session_id: str) -> Path:
+    """Where a session's private /tmp lives: under the user cache, so nothing is left in
+    the real /tmp (``Session.close`` removes it; ``sweep_tmp`` those of sessions that
+    ended without closing)."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(paths.APP)) / "sandbox-tmp" / session_id
+
+
+class _Holder:
+    """A session's private /tmp as a tmpfs of ``tmp_size``, kept between its commands: the
+    tmpfs is mounted over an empty folder (``ID.tmpfs``) in a mount namespace of its own,
+    inside a user namespace (so no privilege is needed, root or not), held by a small
+    process that lives while this one keeps its stdin open: a session's close, or
+    tui-agent's end however it ends, lets it go and the kernel frees the tmpfs (nothing is
+    left on disk). A command enters it with nsenter, then bwrap binds the tmpfs at /tmp."""
+
+    SCRIPT = (
+        'mount -t tmpfs -o "size=$1,mode=0700" tui-agent-tmp "$2" || exit 1; echo ready; read -r _'
+    )
+
+    def __init__(self, folder: Path, size: int, unshare: str | None, nsenter: str | None) -> None:
+        self.size = size
+        self.mount = folder.with_name(folder.name + ".tmpfs")
+        self.mount.mkdir(mode=0o700, exist_ok=True)
+        if unshare is None or nsenter is None:
+            raise OSError("unshare or nsenter (util-linux) is missing")
+        self.nsenter = nsenter
+        self.process = subprocess.Popen(
+            [
+                *(unshare, "--user", "--map-root-user", "--mount", "--propagation", "slave"),
+                *("sh", "-c", self.SCRIPT, "sh", str(size), str(self.mount)),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # a Ctrl+C in the terminal is not its business
+        )
+        assert self.process.stdout is not None
+        if self.process.stdout.readline() != b"ready\n":  # it failed and ended
+            assert self.process.stderr is not None
+            why = self.process.stderr.read().decode(errors="replace").strip()
+            self.process.wait()
+            raise OSError(why or f"exit status {self.process.returncode}")
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def enter(self) -> list[str]:
+        """What runs bwrap inside the holder's namespaces (as the same user)."""
+        target = str(self.process.pid)
+        return [self.nsenter, "--target", target, "--user", "--mount", "--preserve-credentials"]
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+        with contextlib.suppress(OSError):
+            self.mount.rmdir()
+
+
+_HOLDERS: dict[Path, _Holder] = {}
+_NO_HOLDER: list[str] = []  # why a tmpfs could not be held here (said once)
+
+
+def _holder(folder: Path, size: int, program: Callable[[str], str | None]) -> _Holder | None:
+    """The session's tmpfs holder (started on its first command, again if it died), or
+    None where one cannot run (the private /tmp is then a folder, measured instead)."""
+    held = _HOLDERS.get(folder)
+    if held is not None and held.alive and held.size == size:
+        return held
+    if held is not None:
+        held.close()  # a new size, or it died: a new, empty /tmp
+        del _HOLDERS[folder]
+    if _NO_HOLDER:
+        return None
+    try:
+        _HOLDERS[folder] = _Holder(folder, size, program("unshare"), program("nsenter"))
+    except OSError as exc:
+        _NO_HOLDER.append(str(exc))
+        log.warning("sandbox: no tmpfs for the private /tmp (%s): its size is measured", exc)
+        return None
+    return _HOLDERS[folder]
+
+
+class _SizeGuard(threading.Thread):
+    """Measures a command's private /tmp while it runs and kills the command (bwrap's
+    process group: everything inside goes with it) once it holds more than ``limit``."""
+
+    def __init__(self, folder: Path, limit: int, args: list[str]) -> None:
+        super().__init__(name="sandbox-tmp-size", daemon=True)
+        self.folder, self.limit, self.args = folder, limit, args
+        self.stop = threading.Event()
+        self.over = 0
+
+    def run(self) -> None:
+        wait = 0.1
+        while not self.stop.wait(wait):
+            started = time.monotonic()
+            used = _used(self.folder)
+            if used > self.limit:
+                self.over = used
+                _kill_command(self.args)
+                return
+            wait = max(0.1, 5 * (time.monotonic() - started))
+
+
+def _used(folder: Path) -> int:
+    """Bytes of disk ``folder`` takes (blocks, so sparse files count as what they use)."""
+    total = 0
+    stack = [str(folder)]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            total += info.st_blocks * 512
+            if stat.S_ISDIR(info.st_mode):
+                stack.append(entry.path)
+    return total
+
+
+def _kill_command(args: list[str]) -> None:
+    """Kill the bwrap started with ``args`` and its process group (``execute`` and
+    ``!command`` start it in a session of its own, so its PID is the group's)."""
+    wanted = "\0".join(args).encode() + b"\0"
+    for entry in _children(Path("/proc")):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "cmdline").read_bytes() != wanted:
+                continue
+        except OSError:
+            continue
+        pid = int(entry.name)
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)  # its group, when it leads one
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)  # bwrap: --die-with-parent takes the rest
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1 << 20):.0f} MB"
+
+
+_HELD: dict[Path, int] = {}  # the private /tmp folders this process's sessions use: locked
+
+
+def _hold(folder: Path) -> None:
+    """Mark ``folder`` as a live session's (a shared lock on ``FOLDER.lock`` for as long as
+    this process holds it); the first time, remove those no live session holds."""
+    import fcntl
+
+    if folder in _HELD:
+        return
+    if not _HELD:
+        sweep_tmp(folder.parent)
+    lock = os.open(folder.with_name(folder.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_SH)
+    _HELD[folder] = lock
+
+
+def release_tmp(folder: Path) -> None:
+    """The session is over: its private /tmp (its tmpfs) and lock go (``Session.close``)."""
+    holder = _HOLDERS.pop(folder, None)
+    if holder is not None:
+        holder.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    lock = _HELD.pop(folder, None)
+    if lock is not None:
+        os.close(lock)
+    with contextlib.suppress(OSError):
+        folder.with_name(folder.name + ".lock").unlink()
+
+
+def sweep_tmp(top: Path) -> list[Path]:
+    """Remove the private /tmp folders under ``top`` that no live session holds (a
+    session killed before it could close leaves its own); return them. One made by an
+    older tui-agent (no lock file) goes when it has not changed for a day."""
+    import fcntl
+
+    removed = []
+    for folder in _children(top):
+        if folder.suffix in (".lock", ".tmpfs") or not folder.is_dir() or folder in _HELD:
+            continue
+        lock_path = folder.with_name(folder.name + ".lock")
+        try:
+            lock = os.open(lock_path, os.O_RDWR)
+        except FileNotFoundError:
+            try:
+                stale = time.time() - folder.stat().st_mtime > 86400
+            except OSError:
+                continue
+            if stale:
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder)
+            continue
+        except OSError:
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(lock)
+            continue  # a live session's
+        netproxy.stop(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            folder.with_name(folder.name + ".tmpfs").rmdir()  # its tmpfs went with it
+        with contextlib.suppress(OSError):
+            lock_path.unlink()
+        os.close(lock)
+        removed.append(folder)
+    return removed
+
+
+def _user_cache() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(paths.APP))

@@ -1,0 +1,132 @@
+"""What the sandbox protects in the worktree (``PROTECTED``): the files of ``.git`` and
+the agents' config that decide what runs (``GIT_PROTECTED``, ``Protection``), the
+read-only stand-ins for those missing and their removal by the last command on a
+worktree (``_placeholders``), and the names things a command made are moved aside to
+(``_free_name``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..util import paths
+from .host import _children
+
+# inside .git, what decides what runs or where git reads its config: read-only (objects,
+# refs, logs, index, HEAD and the other state files stay writable: commits work)
+GIT_PROTECTED = (
+    "hooks",
+    "config",
+    "info",
+    "commondir",
+    "config.worktree",
+    "worktrees",
+    "remotes",
+    "branches",
+)
+GIT_STAND_INS = ("hooks", "info", "worktrees")  # folders: an empty read-only one if missing
+GIT_FILES = ("config", "commondir", "config.worktree")  # files: one made is moved aside
+# what the sandbox protects, for the README and plugins; the agents' config at every level
+# from the session's folder up to the worktree's top, core.hooksPath inside the worktree
+PROTECTED = (
+    *(f".git/{name}" for name in GIT_PROTECTED),
+    ".git/modules/*/config",
+    ".git/modules/*/hooks",
+    *paths.AGENT_CONFIG,
+)
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
+
+
+@dataclass
+class Protection:
+    """What a command must not change in the worktree: ``kept`` exist and are bound
+    read-only; ``stand_ins`` are missing folders that get an empty read-only one; ``watched``
+    are missing files that, if a command makes one, are moved aside when it ends."""
+
+    kept: list[Path] = field(default_factory=list)
+    stand_ins: list[Path] = field(default_factory=list)
+    watched: list[Path] = field(default_factory=list)
+
+
+def _modules(folder: Path, depth: int = 3) -> list[Path]:
+    """A repository's submodule git folders (``.git/modules/NAME``, nested ones too)."""
+    found: list[Path] = []
+    if depth == 0:
+        return found
+    for child in _children(folder):
+        if child.is_dir() and not child.is_symlink():
+            if (child / "HEAD").exists():
+                found.append(child)
+                found += _modules(child / "modules", depth - 1)
+            else:  # a submodule name with a slash: modules/a/b
+                found += _modules(child, depth - 1)
+    return found
+
+
+def _shown(place: Path, worktree: Path) -> str:
+    return str(place.relative_to(worktree)) if place.is_relative_to(worktree) else str(place)
+
+
+@contextlib.contextmanager
+def _placeholders(worktree: Path, places: list[Path]) -> Iterator[None]:
+    """Protected paths that did not exist get an empty folder in the worktree (bwrap's
+    mount point for the read-only stand-in). They are removed when the last sandboxed
+    command on this worktree ends, in any tui-agent process: every command holds a shared
+    ``flock`` on the worktree's lock file while it runs, and the one that can then take it
+    exclusively removes the stand-ins recorded in the state file (the folders it names
+    that are still empty). A folder the user made is never in that file."""
+    import fcntl
+    import hashlib
+
+    import platformdirs
+
+    folder = Path(platformdirs.user_cache_dir(paths.APP)) / "sandbox-locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(str(worktree.resolve()).encode()).hexdigest()[:24]
+    with open(folder / f"{name}.lock", "a+") as users:
+        fcntl.flock(users, fcntl.LOCK_SH)
+        if places:
+            _record(folder / f"{name}.state", lambda made: made | {str(p) for p in places})
+        try:
+            yield
+        finally:
+            try:
+                fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                pass  # another command still runs on this worktree: the last one cleans
+            else:
+                _record(folder / f"{name}.state", _remove_stand_ins)
+
+
+def _record(state: Path, change: Any) -> None:
+    """Read, change and write the set of stand-in folders, under an exclusive lock."""
+    import fcntl
+
+    with open(state, "a+") as file:
+        fcntl.flock(file, fcntl.LOCK_EX)
+        file.seek(0)
+        made = {line for line in file.read().splitlines() if line}
+        kept = change(made)
+        file.seek(0)
+        file.truncate()
+        file.write("".join(f"{line}\n" for line in sorted(kept)))
+
+
+def _remove_stand_ins(made: set[str]) -> set[str]:
+    for place in made:
+        with contextlib.suppress(OSError):  # not empty (the user's now), or gone
+            Path(place).rmdir()
+    return set()
+
+
+def _free_name(place: Path, kind: str = "replaced") -> Path:
+    for n in range(1, 1000):
+        aside = place.with_name(f"{place.name}.{kind}-in-sandbox-{n}")
+        if not (aside.exists() or aside.is_symlink()):
+            return aside
+    raise OSError(f"no free name beside {place}")
