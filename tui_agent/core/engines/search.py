@@ -33,481 +33,86 @@ How each engine gets there:
 
 A pattern an engine cannot express (lookaround or backreferences for ripgrep's Rust
 regex, the verbose flag for PCRE2…) goes to the next engine that can, ending in Python.
+
+This module owns listing (``files``, ``glob``) and ``grep`` with each engine's way to
+them. Beside it, re-exported here: ``search_base`` (results, errors, the engine
+programs), ``search_globs`` (glob patterns), ``search_rules`` (the shared ignore rules
+and git's listing).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
-import subprocess
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import Literal
 
-from ..util import safe_git
-from .ignore_rules import SKIP_DIRS, Level, decide, glob_class, level_of, parent_levels, walk
+from .ignore_rules import SKIP_DIRS, walk
 from .regex_dialects import Untranslatable, check, translate
+from .search_base import (
+    BINARY_PROBE,
+    ENGINES,
+    GIT_CONFIG,
+    LINE_CUT,
+    LISTERS,
+    PREVIEW,
+    PROBE,
+    TIMEOUT,
+    Engine,
+    EngineUnavailable,
+    GrepResult,
+    Line,
+    Listing,
+    SearchError,
+    _binary_or_not_regular,
+    _environment,
+    _git_pcre_works,
+    _Parallel,
+    _regular_files,
+    _run,
+    _shown_text,
+    git_path,
+    order,
+    repo_top,
+    rg_path,
+)
+from .search_globs import PLAIN, SIMPLE_GLOB, Pushdown, glob_matcher, glob_regex, pushdown
+from .search_rules import SKIP_SPECS, SKIPPED, _git_listing
 
-Engine = Literal["rg", "git", "python"]
-ENGINES: tuple[Engine, ...] = ("rg", "git", "python")  # grep tries them in this order
-# Listing (glob, list) goes from ripgrep straight to the Python walk: once git's listing is
-# made to agree (a second ls-files for tracked files an ignore rule matches, a disk check
-# for deleted files and symlinks) it was the slower of the two (20,000 files: ~100 ms
-# against ~40 ms). It still gives git grep the files it may report.
-LISTERS: tuple[Engine, ...] = ("rg", "python")
-LINE_CUT = 500  # characters of a matching line shown
-BINARY_PROBE = 8000  # bytes looked at for a NUL, as git does
-TIMEOUT = 60.0
-PREVIEW = 4096  # bytes of a long line ripgrep hands back (LINE_CUT characters fit)
-
-
-class SearchError(RuntimeError):
-    """The search could not run (it timed out); say so to the user."""
-
-
-class EngineUnavailable(RuntimeError):
-    """This engine cannot run this search here (not installed, not a repository, a
-    pattern it cannot express, an engine failure); the next one is tried."""
-
-
-@dataclass(frozen=True)
-class Listing:
-    paths: list[str]  # relative to the searched folder, "/"-separated, in order
-    engine: Engine
-
-
-@dataclass(frozen=True)
-class Line:
-    path: str  # relative to the searched folder ("" when a file was searched)
-    number: int
-    text: str
-
-
-@dataclass(frozen=True)
-class GrepResult:
-    lines: list[Line]  # the first ``limit`` matching lines, in order
-    count: int  # matching lines in all
-    engine: Engine
-
-
-def order(path: str) -> str:
-    """The sort key of a path: folder by folder (``a/b`` before ``a-b/c``, ``a/`` before
-    ``a/b``): ``/`` as the smallest character, NUL, which no path holds."""
-    return path.replace("/", "\0")
-
-
-def _shown_text(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")[:LINE_CUT].rstrip()
-
-
-# -- engines that exist here ---------------------------------------------------------------
-
-
-def rg_path(near: Path | None = None) -> str | None:
-    """ripgrep from PATH, never from a folder inside ``near``'s worktree (safe_git)."""
-    return safe_git.executable("rg", near)
-
-
-def git_path(near: Path | None = None) -> str | None:
-    return safe_git.executable("git", near)
-
-
-def repo_top(folder: Path) -> Path | None:
-    """The nearest folder at or above ``folder`` holding ``.git``."""
-    current = Path(os.path.abspath(folder))
-    for candidate in (current, *current.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
-
-
-def _environment(near: Path) -> dict[str, str]:
-    # git grep -P matches UTF-8 only in a UTF-8 locale
-    return safe_git.environment(near=near, LC_ALL="C.UTF-8")
-
-
-# safe_git's hardening (no fsmonitor, hooks, drivers…: a nested repository's config runs
-# nothing), then what makes git's output ours
-GIT_CONFIG = [
-    *safe_git.OPTIONS,
-    "-c",
-    "core.excludesFile=/dev/null",
-    "-c",
-    "grep.fullName=false",
-    "-c",
-    "grep.column=false",
-    "-c",
-    "grep.lineNumber=false",
-    "-c",
-    "core.quotePath=false",
+# the names this module had before its split (issue 28), still imported from here
+__all__ = [
+    "BINARY_PROBE",
+    "ENGINES",
+    "GIT_CONFIG",
+    "LINE_CUT",
+    "LISTERS",
+    "PLAIN",
+    "PREVIEW",
+    "PROBE",
+    "SIMPLE_GLOB",
+    "SKIPPED",
+    "SKIP_DIRS",
+    "SKIP_SPECS",
+    "TIMEOUT",
+    "Engine",
+    "EngineUnavailable",
+    "GrepResult",
+    "Line",
+    "Listing",
+    "Pushdown",
+    "SearchError",
+    "files",
+    "git_path",
+    "glob",
+    "glob_matcher",
+    "glob_regex",
+    "grep",
+    "order",
+    "pushdown",
+    "repo_top",
+    "rg_path",
 ]
-
-# git grep probe: Überprüfung café
-PROBE = r"(*UCP)^# git grep probe: \w+ \w+$"
-
-
-@lru_cache(maxsize=4)
-def _git_pcre_works(git: str) -> bool:
-    """``git grep -P`` runs (git built with PCRE2) and reads UTF-8 with Unicode classes:
-    checked once, on this very file (the comment line above: two words of letters with
-    accents, which only Unicode classes take for ``\\w+``)."""
-    here = Path(__file__)
-    try:
-        done = subprocess.run(
-            [git, *safe_git.OPTIONS, "grep", "--no-index", "-c", "-P", PROBE, "--", here.name],
-            cwd=here.parent,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=_environment(here.parent),
-            timeout=TIMEOUT,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0 and done.stdout.strip().endswith(b":1")
-
-
-def _run(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> bytes:
-    """Run a search process; exit 0 and 1 (nothing found) are fine, and 2 from ripgrep
-    when it still printed something (a file it could not read)."""
-    try:
-        done = subprocess.run(
-            list(argv),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,  # ripgrep reads a piped stdin instead of the folder
-            capture_output=True,
-            timeout=TIMEOUT,
-            env=env,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise SearchError(f"the search took over {TIMEOUT:.0f} s; narrow it down") from exc
-    except OSError as exc:
-        raise EngineUnavailable(f"{argv[0]}: {exc}") from exc
-    if done.returncode in (0, 1) or (done.returncode == 2 and done.stdout):
-        return done.stdout
-    message = done.stderr.decode(errors="replace").strip().splitlines()
-    raise EngineUnavailable(f"{Path(argv[0]).name} failed: {message[-1] if message else '?'}")
-
-
-class _Parallel:
-    """A few search processes at once (two cores do twice the work); ``wait`` each."""
-
-    def __init__(self) -> None:
-        self.procs: list[subprocess.Popen[bytes]] = []
-
-    def start(self, argv: Sequence[str], cwd: Path, env: dict[str, str]) -> int:
-        try:
-            proc = subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
-        except OSError as exc:
-            self.close()
-            raise EngineUnavailable(f"{argv[0]}: {exc}") from exc
-        self.procs.append(proc)
-        return len(self.procs) - 1
-
-    def wait(self, index: int) -> bytes:
-        proc = self.procs[index]
-        try:
-            out, err = proc.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired as exc:
-            self.close()
-            raise SearchError(f"the search took over {TIMEOUT:.0f} s; narrow it down") from exc
-        if proc.returncode in (0, 1):
-            return out
-        self.close()
-        message = err.decode(errors="replace").strip().splitlines()
-        raise EngineUnavailable(f"git failed: {message[-1] if message else '?'}")
-
-    def close(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-
-
-def _binary_or_not_regular(path: str) -> bool:
-    """Skip this file: a NUL in its first 8,000 bytes, or not a regular file (a symlink
-    git listed: ``O_NOFOLLOW`` refuses it), or gone."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return True
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return True
-        return b"\0" in os.read(fd, BINARY_PROBE)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-
-
-def _regular_files(root: Path, paths: Iterable[str]) -> list[str]:
-    """Those of ``paths`` (under ``root``) that are regular files: not gone, no symlink."""
-    prefix = os.path.join(root, "")
-    found = []
-    for path in paths:
-        try:
-            if stat.S_ISREG(os.lstat(prefix + path).st_mode):
-                found.append(path)
-        except OSError:
-            continue
-    return found
-
-
-# -- glob patterns (the glob tool's pattern, grep's include) -------------------------------
-
-
-def glob_regex(pattern: str) -> str:
-    """A glob over paths relative to the searched folder: ``*`` and ``?`` within a name,
-    ``**`` across folders (``**/`` also none), ``[a-z]``/``[!a-z]``, ``{a,b}``, ``\\``
-    escapes. Case matters."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    depth = 0
-    while i < n:
-        char = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif char == "*":
-            out.append("[^/]*")
-            i += 1
-        elif char == "?":
-            out.append("[^/]")
-            i += 1
-        elif char == "[":
-            i, text = glob_class(pattern, i)
-            out.append(text)
-        elif char == "{":
-            depth += 1
-            out.append("(?:")
-            i += 1
-        elif char == "}" and depth:
-            depth -= 1
-            out.append(")")
-            i += 1
-        elif char == "," and depth:
-            out.append("|")
-            i += 1
-        elif char == "\\" and i + 1 < n:
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(char))
-            i += 1
-    if depth:  # an unclosed "{": read the pattern again with braces as plain characters
-        return glob_regex(pattern.replace("{", "\\{").replace("}", "\\}"))
-    return "".join(out)
-
-
-def glob_matcher(pattern: str) -> Callable[[str], bool]:
-    """Whether a relative path matches ``pattern``; a pattern without ``/`` (and not
-    starting with ``**``) is matched against the file's name, wherever it is."""
-    pattern = pattern.removeprefix("./")
-    regex = re.compile(glob_regex(pattern), re.DOTALL)
-    if "/" not in pattern and not pattern.startswith("**"):
-        return lambda path: regex.fullmatch(path[path.rfind("/") + 1 :]) is not None
-    return lambda path: regex.fullmatch(path) is not None
-
-
-PLAIN = r"[\w.*?+-]"  # characters every engine's globs read alike
-SIMPLE_GLOB = re.compile(
-    rf"(?:(?:\*\*|{PLAIN}+)/)*{PLAIN}*(?:\{{{PLAIN}*(?:,{PLAIN}*)+\}})?{PLAIN}*"
-)
-
-
-@dataclass(frozen=True)
-class Pushdown:
-    """A glob the engines can filter by themselves, so fewer names come back: ripgrep's
-    ``--type-add`` takes a file name glob (and, unlike ``--glob``, keeps the ignore
-    rules), git a ``:(glob)`` pathspec. Our own matcher still decides; these only narrow
-    (so they may only be built where they take at least what ours takes)."""
-
-    names: list[str] | None  # for ripgrep: name globs, when the glob is about names only
-    pathspecs: list[str]  # for git
-
-
-def pushdown(pattern: str | None) -> Pushdown | None:
-    """The pushdown of a glob with plain characters, ``*``, ``?``, ``**`` as a whole
-    folder and at most one ``{a,b}``; None for any other."""
-    if not pattern:
-        return None
-    pattern = pattern.removeprefix("./")
-    if not SIMPLE_GLOB.fullmatch(pattern) or "**" in pattern.replace("**/", ""):
-        return None
-    expanded = [pattern]
-    if "{" in pattern:
-        head, rest = pattern.split("{", 1)
-        body, tail = rest.split("}", 1)
-        expanded = [head + part + tail for part in body.split(",")]
-    bare = [p.removeprefix("**/") for p in expanded]
-    if not all(bare) or any(p.endswith("/") for p in expanded):
-        return None
-    names = bare if all("/" not in p for p in bare) else None
-    specs = [f":(glob){p if '/' in p else '**/' + p}" for p in expanded]
-    return Pushdown(names, specs)
-
-
-# -- the shared rules, applied where an engine does not ------------------------------------
-
-
-SKIPPED = re.compile(
-    "(?:^|[/\0])(?:" + "|".join(map(re.escape, sorted(SKIP_DIRS | {".git"}))) + ")/"
-)
-
-
-# for git: leave the skipped folders below the searched one out (it then does not walk them)
-SKIP_SPECS = [f":(exclude,glob)**/{name}/**" for name in sorted(SKIP_DIRS)]
-
-
-def _skipped(path: str, is_dir: bool = False) -> bool:
-    """A path inside a folder skipped by name (never the searched folder itself)."""
-    return SKIPPED.search(path + "/" if is_dir else path) is not None
-
-
-class _DotIgnores:
-    """The ``.ignore``/``.rgignore`` files git does not read: those above the searched
-    folder and those inside it (found in git's listing), applied to each path."""
-
-    KINDS = (".rgignore", ".ignore")
-
-    def __init__(self, root: Path, listed: Iterable[str]) -> None:
-        self.root = os.path.abspath(root)
-        self.above = [lv for lv in parent_levels(root) if self._kinds(lv)]
-        self.inside: dict[str, Level] = {}
-        for path in listed:
-            name = path[path.rfind("/") + 1 :]
-            if name in self.KINDS:
-                folder = path[: -len(name) - 1] if "/" in path else ""
-                if folder not in self.inside:
-                    absolute = os.path.join(self.root, folder) if folder else self.root
-                    level = level_of(absolute)
-                    level.kinds.pop(".gitignore", None)
-                    level.has_git = False
-                    level.exclude = None
-                    self.inside[folder] = level
-
-    @classmethod
-    def _kinds(cls, level: Level) -> bool:
-        return any(kind in level.kinds for kind in cls.KINDS)
-
-    def active(self) -> bool:
-        return bool(self.above or self.inside)
-
-    def negates(self) -> bool:
-        levels = [*self.above, *self.inside.values()]
-        return any(
-            rules.negates for lv in levels for kind, rules in lv.kinds.items() if kind in self.KINDS
-        )
-
-    def hides(self, path: str, is_dir: bool = False) -> bool:
-        parts = path.split("/")
-        chain = list(self.above)
-        if "" in self.inside:
-            chain.insert(0, self.inside[""])
-        for depth in range(1, len(parts) + 1):
-            sub = "/".join(parts[:depth])
-            is_dir = is_dir or depth < len(parts)
-            if decide(chain, os.path.join(self.root, sub), is_dir, self.KINDS):
-                return True
-            if is_dir and sub in self.inside:
-                chain.insert(0, self.inside[sub])
-        return False
-
-
-def _git_usable(root: Path) -> Path:
-    """The repository's top when the git engine may search ``root``; else raises."""
-    git = git_path(root)
-    if git is None:
-        raise EngineUnavailable("git is not installed")
-    top = repo_top(root)
-    if top is None:
-        raise EngineUnavailable("not inside a git repository")
-    root_abs = Path(os.path.abspath(root))
-    between = [p for p in (root_abs, *root_abs.parents) if p != top and p.is_relative_to(top)]
-    for folder in between:  # git lists nothing inside an ignored folder
-        chain = [lv for lv in [level_of(str(folder.parent)), *parent_levels(folder.parent)]]
-        if decide(chain, str(folder), True):
-            raise EngineUnavailable(f"{folder} is ignored; git would list nothing in it")
-    return top
-
-
-def _submodules(top: Path, root: Path) -> list[str]:
-    """Submodule folders under ``root`` (from the top's ``.gitmodules``), relative to it."""
-    try:
-        text = (top / ".gitmodules").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    found = []
-    root_abs = Path(os.path.abspath(root))
-    for match in re.finditer(r"^\s*path\s*=\s*(.+?)\s*$", text, re.MULTILINE):
-        folder = top / match.group(1)
-        if folder != root_abs and folder.is_relative_to(root_abs) and folder.is_dir():
-            found.append(folder.relative_to(root_abs).as_posix())
-    return found
-
-
-@dataclass
-class _GitListing:
-    paths: list[str]  # not yet checked on disk (deleted, symlinks, other file types)
-    nested: list[str]  # folders holding another repository, relative, to search alone
-
-
-def _git_listing(root: Path, specs: Sequence[str] = ()) -> _GitListing:
-    """git's files under ``root`` by the shared rules, but for the disk check; tracked
-    ones narrowed to ``specs`` (pathspecs) when given (the ``.ignore`` files are always
-    listed: their rules are needed)."""
-    top = _git_usable(root)
-    git = git_path(root) or "git"
-    env = _environment(root)
-    ls = [git, *GIT_CONFIG, "ls-files", "-z", "--exclude-standard"]
-    wanted = [*specs, *(f":(glob)**/{kind}" for kind in _DotIgnores.KINDS)] if specs else ["."]
-    narrow = ["--", *wanted, *SKIP_SPECS]
-    runs = _Parallel()
-    if specs:  # untracked files unnarrowed: a repository inside shows as its folder
-        tracked = runs.start([*ls, "--cached", *narrow], root, env)
-        untracked = runs.start([*ls, "--others", "--", ".", *SKIP_SPECS], root, env)
-    else:
-        tracked = runs.start([*ls, "--cached", "--others", *narrow], root, env)
-    tracked_ignored = runs.start([*ls, "--cached", "--ignored", *narrow], root, env)
-    text = runs.wait(tracked).decode("utf-8", errors="surrogateescape")
-    if specs:
-        text += runs.wait(untracked).decode("utf-8", errors="surrogateescape")
-    names = list(dict.fromkeys(text.split("\0")))  # unmerged paths repeat
-    hidden = set(runs.wait(tracked_ignored).decode("utf-8", errors="surrogateescape").split("\0"))
-    hidden.discard("")
-    nested = _submodules(top, root)  # listed as paths
-    hidden.update(nested)
-    if "/\0" in text:  # repositories inside (not submodules), listed as folders
-        inside = [n for n in names if n.endswith("/")]
-        nested += [n.rstrip("/") for n in inside]
-        hidden.update(inside)
-    if hidden:
-        names = [n for n in names if n not in hidden]
-    if any(f"{name}/" in text for name in (*SKIP_DIRS, ".git")):  # a quick look first
-        names = [n for n in names if not _skipped(n)]
-    paths = [n for n in names if n]
-    dots = _DotIgnores(root, paths if "ignore\0" in text else [])
-    if dots.negates():
-        raise EngineUnavailable("an .ignore file takes something back with '!'")
-    if dots.active():
-        paths = [p for p in paths if not dots.hides(p)]
-        nested = [p for p in nested if not dots.hides(p, is_dir=True)]
-    nested = [n for n in nested if not _skipped(n, is_dir=True) and os.path.isdir(root / n)]
-    return _GitListing(paths, nested)
 
 
 # -- listings ------------------------------------------------------------------------------
