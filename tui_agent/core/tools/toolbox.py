@@ -1,28 +1,60 @@
-"""The toolbox: tools the model can call, guarded by before/after hooks (elelem's model)."""
+"""The toolbox: tools the model can call, guarded by before/after hooks (elelem's model).
+
+This module owns the ``Toolbox`` (tools, aliases, hooks, ``run``) and the adaptation of a
+hook to the form it is called in (``_hook_runner``). Beside it, re-exported here:
+``tool`` (``Tool``, ``ToolboxEvent``, ``CallStats``, the callable types) and ``calls``
+(``current_call``, ``held_loop``, ``ToolRun``, ``finish``).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import collections.abc
-import contextvars
 import functools
 import inspect
 import json
 import logging
 import sys
-import threading
 import time
-from collections.abc import Callable, Coroutine, Generator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import FrameType
-from typing import Any, Literal, cast, overload
+from typing import Any, overload
 
 from ..protocol.context import ToolContext
 from ..protocol.result import Result
 from ..util.listeners import Listeners
 from ..util.signatures import leading_arguments, parameters
-from .validation import ArgsValidator, compile_validator, object_schema
+from .calls import (
+    _AWAITING,
+    _CURRENT,
+    CallInfo,
+    ToolRun,
+    _awaiting,
+    _in_thread,
+    _must_finish,
+    current_call,
+    finish,
+    held_loop,
+)
+from .tool import CallStats, Handler, Hook, Listener, Tool, ToolboxEvent
+from .validation import compile_validator, object_schema
+
+# the names this module had before its split (issue 28), still imported from here
+__all__ = [
+    "CANCELLED",
+    "GLOBAL",
+    "CallInfo",
+    "CallStats",
+    "Handler",
+    "Hook",
+    "Listener",
+    "Tool",
+    "ToolRun",
+    "Toolbox",
+    "ToolboxEvent",
+    "current_call",
+    "finish",
+    "held_loop",
+]
 
 log = logging.getLogger("tui_agent.toolbox")
 CANCELLED = "cancelled by the user"
@@ -40,9 +72,6 @@ def _as_text(args: Any) -> str:
         return repr(args)
 
 
-Handler = Callable[..., Any]
-Hook = Callable[..., Any]
-Listener = Callable[["ToolboxEvent"], None]
 GLOBAL = "*"
 
 
@@ -149,247 +178,6 @@ def _label(fn: Callable[..., Any]) -> str:
     if code is None:
         return name
     return f"{name} ({Path(code.co_filename).name}:{code.co_firstlineno})"
-
-
-@dataclass(eq=False)
-class Tool:
-    """One registered tool. ``schema`` is the object schema its arguments are checked against."""
-
-    name: str
-    description: str = ""
-    params: dict[str, Any] = field(default_factory=dict)
-    required: list[str] = field(default_factory=list)
-    aliases: list[str] = field(default_factory=list)
-    handler: Handler | None = None
-    source: str = "api"
-    schema: dict[str, Any] = field(default_factory=dict)
-    read_only: bool = False  # changes nothing: offered in plan mode
-    _validator: ArgsValidator | None = field(default=None, repr=False)
-    _with_context: bool = field(default=False, repr=False)
-    _async: bool = field(default=False, repr=False)
-
-    def problem(self, args: Any) -> str | None:
-        """Why ``args`` do not fit the schema (as a call would be told), or None: for
-        hooks that change a call's arguments (a ``PreToolUse`` hook's ``updatedInput``)."""
-        validator = self._validator or compile_validator(self.name, self.schema)
-        return validator.error(args)
-
-    def definition(self) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": {
-                    "type": "object",
-                    "properties": self.params,
-                    "required": list(self.required),
-                },
-            },
-        }
-
-
-@dataclass(frozen=True)
-class ToolboxEvent:
-    """What changed in a toolbox; the UI listens instead of polling.
-
-    kind: ``tools`` (added/replaced/removed/cleared), ``hooks``, ``call_started``,
-    ``call_finished``. Every call is announced here, whoever made it (the model, a slash
-    command, another tool), unknown names and invalid arguments included: the toolbox is
-    the one source of call events. ``call_id`` is the context's, or one the toolbox made;
-    ``arguments`` is the raw text of arguments that could not be parsed (``reject``).
-    """
-
-    kind: Literal["tools", "hooks", "call_started", "call_finished"]
-    name: str = ""
-    called_as: str = ""
-    args: Mapping[str, Any] | None = None
-    result: Result | None = None
-    elapsed: float = 0.0
-    call_id: str = ""
-    arguments: str = ""
-
-
-@dataclass(frozen=True)
-class CallInfo:
-    """The call in progress, for hooks that need more than ``tool_name`` (the alias used).
-
-    ``approvals``: who allowed this call in an earlier before hook (a ``PreToolUse``
-    command hook's "allow", or the user it asked), so the permission hook does not ask
-    again; its deny rules and plan mode still hold."""
-
-    name: str
-    called_as: str
-    context: ToolContext | None
-    approvals: list[str] = field(default_factory=list, compare=False)
-    loop: asyncio.AbstractEventLoop | None = field(default=None, compare=False, repr=False)
-
-
-_CURRENT: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar(
-    "tui_agent_call", default=None
-)
-_HELD: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
-    "tui_agent_held_loop", default=None
-)
-
-
-def current_call() -> CallInfo | None:
-    """Inside a hook or handler: which tool is running, under which name it was called."""
-    return _CURRENT.get()
-
-
-def held_loop() -> asyncio.AbstractEventLoop | None:
-    """The event loop a synchronous caller holds while the call it made runs elsewhere
-    (``toolbox.run`` called from sync code on that loop's own thread: a sync command or
-    hook), else None. Nothing that needs that loop can happen meanwhile: a dialog it
-    would show cannot open (``Session.ask`` refuses, saying why, rather than wait)."""
-    return _HELD.get()
-
-
-# code flags of functions whose calls are awaited: ``async def`` and async generators
-_AWAITING = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
-# frames of their own inside the function that contains them (3.11)
-_INLINE = frozenset({"<genexpr>", "<listcomp>", "<dictcomp>", "<setcomp>"})
-
-
-def _awaiting(frame: FrameType | None) -> bool:
-    """Whether the code that called ``run`` is ``async`` (so it awaits what it gets): the
-    caller's frame, or the one a comprehension or generator expression sits in
-    (``await asyncio.gather(*(toolbox.run(n) for n in names))``)."""
-    while frame is not None and frame.f_code.co_name in _INLINE:
-        frame = frame.f_back
-    return frame is not None and bool(frame.f_code.co_flags & _AWAITING)
-
-
-class ToolRun(Result):
-    """What ``toolbox.run`` gives sync code: the call's ``Result``, and a coroutine too,
-    so code written for the async form (``asyncio.run(toolbox.run(...))``,
-    ``loop.run_until_complete``, ``await``) works as before.
-
-    Where the call must finish before ``run`` returns (a sync caller on an event loop's
-    thread, or in a sync handler's worker thread: see ``finish``), it is done already.
-    Elsewhere (a thread with no event loop: a script) it runs on first use: as a
-    ``Result`` (``.ok``, ``["output"]``, ``to_dict()``…) on a loop of its own, or driven
-    by the loop it is given to, as the coroutine would be."""
-
-    __slots__ = ("_call", "_value")
-
-    def __init__(self, call: Coroutine[Any, Any, Result], *, now: bool) -> None:
-        self._call = call
-        self._value: dict[str, Any] | None = None
-        if now:
-            self._value = finish(call)._data
-
-    @property
-    def _data(self) -> dict[str, Any]:  # type: ignore[override]  # Result's slot, on first use
-        if self._value is None:
-            self._value = _on_own_loop(self._call)._data
-        return self._value
-
-    def _done(self, result: Result) -> Result:
-        self._value = result._data
-        return self
-
-    def __await__(self) -> Generator[Any, None, Result]:
-        if self._value is None:
-            self._done((yield from self._call.__await__()))
-        return self
-
-    # the coroutine protocol, for asyncio.run, create_task and the like
-    def send(self, value: Any) -> Any:
-        if self._value is not None:
-            raise StopIteration(self)
-        try:
-            return self._call.send(value)
-        except StopIteration as stop:
-            raise StopIteration(self._done(stop.value)) from None
-
-    def throw(self, *exc: Any) -> Any:
-        if self._value is not None:
-            raise exc[1] if len(exc) > 1 and exc[1] is not None else exc[0]
-        try:
-            return self._call.throw(*exc)
-        except StopIteration as stop:
-            raise StopIteration(self._done(stop.value)) from None
-
-    def close(self) -> None:
-        self._call.close()
-
-    def __repr__(self) -> str:
-        if self._value is None:
-            return "ToolRun(<not run yet>)"
-        return f"Result({self._value!r})"
-
-
-collections.abc.Coroutine.register(ToolRun)
-
-
-def finish(call: Coroutine[Any, Any, Result]) -> Result:
-    """Run ``call`` to its end for a caller that cannot await (sync code), without a
-    deadlock whichever thread that is:
-
-    - the thread of a running event loop (a sync command or hook): that loop waits for
-      the call, which runs on a loop of its own in a worker thread (``held_loop()`` says
-      so inside it);
-    - a worker thread a call's sync handler runs in (its context knows the loop that
-      started it, which is free): on that loop, as if awaited there;
-    - any other thread: on a loop of its own in this thread.
-    """
-    running = _running_loop()
-    if running is None:
-        info = _CURRENT.get()
-        home = info.loop if info is not None else None
-        if home is not None and home.is_running() and not home.is_closed():
-            return asyncio.run_coroutine_threadsafe(call, home).result()
-        return _on_own_loop(call)
-    outcome: list[tuple[bool, Any]] = []
-    context = contextvars.copy_context()
-
-    def work() -> None:
-        _HELD.set(running)
-        try:
-            outcome.append((True, _on_own_loop(call)))
-        except BaseException as exc:  # the caller gets it, as an await would give it
-            outcome.append((False, exc))
-
-    thread = threading.Thread(
-        target=context.run, args=(work,), name="tui-agent toolbox.run", daemon=True
-    )
-    thread.start()
-    thread.join()
-    ok, value = outcome[0]
-    if not ok:
-        raise value
-    return cast(Result, value)
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
-def _must_finish() -> bool:
-    """Whether a sync caller here needs the call done before ``run`` returns: on a running
-    loop's thread (nothing else will run it) or in a sync handler's worker thread."""
-    if _running_loop() is not None:
-        return True
-    info = _CURRENT.get()
-    return info is not None and info.loop is not None and info.loop.is_running()
-
-
-def _on_own_loop(call: Coroutine[Any, Any, Result]) -> Result:
-    """``call`` on a new event loop in this thread (no loop runs here), closed after. The
-    thread's current loop (``asyncio.set_event_loop``) is left as it was."""
-    with asyncio.Runner(loop_factory=asyncio.new_event_loop) as runner:
-        return runner.run(call)
-
-
-@dataclass
-class CallStats:
-    calls: int = 0
-    last_result: Result | None = None
 
 
 class Toolbox:
@@ -843,11 +631,3 @@ class Toolbox:
                 if value is not None and inspect.isawaitable(value):
                     await value
         return raw
-
-
-def _in_thread(handler: Handler, *args: Any) -> asyncio.Future[Any]:
-    """``asyncio.to_thread(handler, *args)`` without its wrapper coroutine and partial: the
-    handler runs in the default executor inside a copy of the current context."""
-    return asyncio.get_running_loop().run_in_executor(
-        None, contextvars.copy_context().run, handler, *args
-    )
