@@ -100,11 +100,11 @@ def checkpoints(session: tui_agent.Session) -> None:
                     f"unknown argument {word!r}: a turn number, or both, conversation or code"
                 )
         if turn is None:
-            picked = await session.choose(
+            picked = await session.frontend.choose(
                 "Rewind to before which prompt?", [label(c) for c in reversed(listed)]
             )
             if picked is None:
-                if session.chooser is None:  # headless: say what to type
+                if not session.frontend.interactive:  # headless: say what to type
                     lines = ["| Turn | Prompt |", "|---|---|"]
                     lines += [
                         f"| {c.turn} | {label(c).split('. ', 1)[1].replace('|', '/')} |"
@@ -115,8 +115,10 @@ def checkpoints(session: tui_agent.Session) -> None:
                 return
             turn = int(picked.split(".", 1)[0])
         if mode is None:
-            chosen = await session.choose(f"Rewind to before turn {turn}: what?", list(MODES))
-            if chosen is None and session.chooser is not None:
+            chosen = await session.frontend.choose(
+                f"Rewind to before turn {turn}: what?", list(MODES)
+            )
+            if chosen is None and session.frontend.interactive:
                 return  # dismissed
             mode = MODES.get(chosen or "", (True, True))
         code, conversation = mode

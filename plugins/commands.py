@@ -60,14 +60,14 @@ def session_commands(session: tui_agent.Session) -> None:
     fetching: list[asyncio.Task[None]] = []
 
     def exit_command() -> None:
-        session.request_exit()
+        session.frontend.exit()
 
     session.commands.register("exit", description="Quit tui-agent", handler=exit_command)
     session.commands.register("quit", description="Quit tui-agent", handler=exit_command)
 
     @session.commands.register("clear", description="Start a fresh conversation")
     def clear_command(args: str | None) -> None:
-        session.clear()
+        session.conversation.clear()
         say("Conversation cleared.")
 
     @session.commands.register(
@@ -79,7 +79,7 @@ def session_commands(session: tui_agent.Session) -> None:
         if not session.conversation.messages:
             say("Nothing to compact yet.")
             return
-        done = await session.budget.compact("command", force=True, focus=args or "")
+        done = await session.conversation.budget.compact("command", force=True, focus=args or "")
         if done is None:
             say("Nothing to compact: the conversation is already as small as it gets.")
 
@@ -88,7 +88,8 @@ def session_commands(session: tui_agent.Session) -> None:
     )
     def context_command(args: str | None) -> None:
         messages = session.conversation.messages
-        use = session.budget.use()
+        budget = session.conversation.budget
+        use = budget.use()
         assert use is not None
         parts: dict[str, tuple[int, int]] = {}
         for message in messages:
@@ -99,7 +100,7 @@ def session_commands(session: tui_agent.Session) -> None:
         tools = text_tokens(json.dumps(offered)) if offered else 0
         lines = [
             f"**Context: {use.tokens:,} of {use.window:,} tokens ({use.share:.0%})**, "
-            f"compacting at {session.budget.compact_at:.0%}; the window is from: {use.source}",
+            f"compacting at {budget.compact_at:.0%}; the window is from: {use.source}",
             "",
             "| Part | Messages | Tokens (estimated) |",
             "|---|---|---|",
@@ -108,11 +109,11 @@ def session_commands(session: tui_agent.Session) -> None:
         ]
         for role, (count, tokens) in parts.items():
             lines.append(f"| {role.capitalize()} messages | {count} | {tokens:,} |")
-        used = session.agent.tokens
+        used = session.conversation.usage
         lines += [
             "",
             f"Tokens the provider reported so far: {used.prompt_tokens:,} in, "
-            f"{used.completion_tokens:,} out. Model: {session.provider_name} / "
+            f"{used.completion_tokens:,} out. Model: {session.extensions.provider_name} / "
             f"{session.provider.model}.",
         ]
         say("\n".join(lines), kind="markdown")
@@ -138,13 +139,16 @@ def session_commands(session: tui_agent.Session) -> None:
     )
     async def model_command(args: str | None) -> None:
         if args:
-            session.set_model(model=args)
-            say(f"Model: {session.provider_name} / {args}")
+            session.extensions.set_model(model=args)
+            say(f"Model: {session.extensions.provider_name} / {args}")
             return
         await fetch_models()
         current = session.provider.model
         listed = ", ".join(f"**{m}**" if m == current else m for m in models) or "(none listed)"
-        say(f"Model: {session.provider_name} / {current}\n\nAvailable: {listed}", kind="markdown")
+        say(
+            f"Model: {session.extensions.provider_name} / {current}\n\nAvailable: {listed}",
+            kind="markdown",
+        )
 
     @session.commands.register(
         "provider",
@@ -154,19 +158,19 @@ def session_commands(session: tui_agent.Session) -> None:
     def provider_command(args: str | None) -> None:
         if not args:
             known = ", ".join(session.extensions.provider_names())
-            say(f"Provider: {session.provider_name}. Known: {known}")
+            say(f"Provider: {session.extensions.provider_name}. Known: {known}")
             return
         if args not in session.extensions.provider_names():
             known = ", ".join(session.extensions.provider_names())
             raise ValueError(f"unknown provider {args!r}. Known: {known}")
-        session.set_model(provider=args)
+        session.extensions.set_model(provider=args)
         models.clear()
         fetching.clear()
         say(f"Provider: {args} / {session.provider.model}")
 
     @session.commands.register("sessions", description="List this folder's saved sessions")
     def sessions_command(args: str | None) -> None:
-        found = session.sessions()
+        found = session.conversation.sessions()
         if not found:
             say("No saved sessions for this folder yet.")
             return
@@ -181,24 +185,26 @@ def session_commands(session: tui_agent.Session) -> None:
     @session.commands.register(
         "resume",
         description="Resume a saved session: /resume ID",
-        completions=lambda: [info.id for info in session.sessions()],
+        completions=lambda: [info.id for info in session.conversation.sessions()],
     )
     def resume_command(args: str | None) -> None:
         if not args:
             raise ValueError("usage: /resume ID (see /sessions)")
-        if not session.resume(args):
+        if not session.conversation.resume(args):
             raise ValueError(f"no saved session {args!r} (see /sessions)")
         say(f"Resumed {args}: {len(session.conversation)} messages.")
 
     @session.commands.register(
         "theme",
         description="Switch the colour theme: /theme NAME",
-        completions=lambda: list(session.themes),
+        completions=lambda: list(session.frontend.themes),
     )
     def theme_command(args: str | None) -> None:
         if not args:
-            say(f"Themes: {', '.join(session.themes) or '(none in this mode)'}")
+            say(f"Themes: {', '.join(session.frontend.themes) or '(none in this mode)'}")
             return
-        if session.themes and args not in session.themes:
-            raise ValueError(f"unknown theme {args!r}. Themes: {', '.join(session.themes)}")
-        session.request_theme(args)
+        if session.frontend.themes and args not in session.frontend.themes:
+            raise ValueError(
+                f"unknown theme {args!r}. Themes: {', '.join(session.frontend.themes)}"
+            )
+        session.frontend.theme(args)

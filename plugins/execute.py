@@ -57,7 +57,7 @@ def sandbox_help(settings: Any) -> str:
 @tui_agent.setup("execute")
 def execute_setup(session: tui_agent.Session) -> None:
     sandbox = session.sandbox
-    noted: dict[str, bool] = session.kept("sandbox-noted", dict)
+    noted: dict[str, bool] = session.extensions.kept("sandbox-noted", dict)
     if sandbox.settings.enabled and not sandbox.active and not noted.get("unavailable"):
         noted["unavailable"] = True  # once per session, not at each /reload
         session.output.say(sandbox.describe())

@@ -50,7 +50,7 @@ def export(session: tui_agent.Session) -> None:
             title=f"tui-agent session {session.id}",
             facts=[
                 f"Folder: `{session.directory}`",
-                f"Model: {session.provider_name} / {session.provider.model}",
+                f"Model: {session.extensions.provider_name} / {session.provider.model}",
                 f"Exported: {datetime.now():%Y-%m-%d %H:%M}",
             ],
         )
@@ -64,7 +64,7 @@ def export(session: tui_agent.Session) -> None:
     def copy_command(args: str | None) -> None:
         for message in reversed(session.conversation.messages):
             if isinstance(message, tui_agent.AssistantMessage) and message.text.strip():
-                session.request_copy(message.text)  # the app copies it and says so
+                session.frontend.copy(message.text)  # the app copies it and says so
                 return
         raise ValueError("nothing to copy yet: the model has not replied")
 

@@ -90,8 +90,8 @@ def mcp_setup(session: tui_agent.Session) -> None:
     else:
         fleet.start()
 
-    session.on_turn(fleet.ready)
-    session.on_close(fleet.close)  # a reload stops these servers before it starts the next
+    session.on("turn", fleet.ready)
+    session.on("close", fleet.close)  # a reload stops these servers before it starts the next
 
     def table() -> str:
         lines = [

@@ -6,7 +6,7 @@ name, so aliases, tool-to-tool calls, overrides and ``/reload`` cannot get aroun
 may name the tool by any of its names (``bash``, an MCP tool's ``mcp__server__tool``) or by
 a pattern of names (``mcp__git__*``, Claude's ``mcp__git``).
 
-The session's permission mode (``session.mode``) changes what ``ask`` does, never what
+The session's permission mode (``session.permissions.mode``) changes what ``ask`` does, never what
 ``deny`` does: allow-all allows every ask; auto-edit allows write and edit inside the
 worktree (not its protected folders); plan offers only read-only tools and refuses the
 others if the model calls them anyway. A call an earlier hook approved
@@ -53,7 +53,9 @@ def unasked(tool: str, rule: str) -> str:
 
 @tui_agent.setup("permissions")
 def permissions(session: tui_agent.Session) -> None:
-    kept: dict[str, dict[str, list[str]]] = session.kept("permissions", lambda: {"session": {}})
+    kept: dict[str, dict[str, list[str]]] = session.extensions.kept(
+        "permissions", lambda: {"session": {}}
+    )
     session_allows = kept["session"]
     saved: list[tuple[str, str]] = []  # "always allow" rules written this load
 
@@ -77,9 +79,10 @@ def permissions(session: tui_agent.Session) -> None:
         tool = session.toolbox.tools.get(name)
         return tool is None or not tool.read_only
 
-    session.hide_tools(
+    session.extensions.hide_tools(
         lambda name: (
-            rules().hidden(name, aliases(name)) or (session.mode == "plan" and changes_things(name))
+            rules().hidden(name, aliases(name))
+            or (session.permissions.mode == "plan" and changes_things(name))
         )
     )
 
@@ -92,7 +95,7 @@ def permissions(session: tui_agent.Session) -> None:
         denied = next((v for v in verdicts if v.action == "deny"), None)
         if denied is not None:
             raise tui_agent.PermissionDenied(f"Permission denied: {tool_name}")
-        if session.mode == "plan" and changes_things(tool_name):
+        if session.permissions.mode == "plan" and changes_things(tool_name):
             raise tui_agent.PermissionDenied(
                 f"Permission denied: {tool_name} can change things and the session is in "
                 "plan mode (read-only tools only): give the plan; the user switches modes "
@@ -109,12 +112,12 @@ def permissions(session: tui_agent.Session) -> None:
                 sandbox = None
         else:
             sandbox = None
-        if sandbox is None and (not asking or session.mode == "allow-all"):
+        if sandbox is None and (not asking or session.permissions.mode == "allow-all"):
             return
         if sandbox is None and call is not None and call.approvals:  # a PreToolUse hook
             return
         if (
-            session.mode == "auto-edit"
+            session.permissions.mode == "auto-edit"
             and tool_name in ("write", "edit")
             and not any(s.outside or s.protected for s in subjects)
         ):
@@ -129,7 +132,7 @@ def permissions(session: tui_agent.Session) -> None:
             session_pattern=", ".join(patterns),
             patterns=patterns,
         )
-        decision = await session.ask(request)
+        decision = await session.permissions.ask(request)
         if decision.choice == "session":
             for pattern in patterns:
                 allowed = session_allows.setdefault(tool_name, [])
@@ -153,7 +156,7 @@ def permissions(session: tui_agent.Session) -> None:
 
     def describe() -> str:
         current = rules()
-        lines = [f"**Mode: {session.mode}**: {MODE_HELP[session.mode]}", ""]
+        lines = [f"**Mode: {session.permissions.mode}**: {MODE_HELP[session.permissions.mode]}", ""]
         sandbox = session.sandbox
         if sandbox.active or sandbox.settings.enabled:
             lines += [sandbox.describe(), ""]
@@ -203,10 +206,12 @@ def permissions(session: tui_agent.Session) -> None:
         verb, _, rest = args.partition(" ")
         if verb == "mode":
             if not rest.strip():
-                session.output.say(f"Mode: {session.mode} (one of {', '.join(MODES)})")
+                session.output.say(f"Mode: {session.permissions.mode} (one of {', '.join(MODES)})")
                 return
-            session.set_mode(rest.strip())
-            session.output.say(f"Mode: {session.mode}. {MODE_HELP[session.mode]}")
+            session.permissions.set_mode(rest.strip())
+            session.output.say(
+                f"Mode: {session.permissions.mode}. {MODE_HELP[session.permissions.mode]}"
+            )
             return
         if verb != "revoke":
             raise ValueError("usage: /permissions [mode MODE | revoke all | revoke TOOL PATTERN]")

@@ -179,7 +179,7 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
     async def prepare() -> None:  # on_turn work first (MCP servers list their tools)
         unsubscribe = session.output.listen(said)
         try:
-            await session.ready()
+            await session.extensions.ready()
         finally:
             await session.close()
             unsubscribe()
@@ -358,7 +358,7 @@ def start_app(args: argparse.Namespace) -> int:
     session: Session | None = None
     if args.continue_ or args.resume:
         session = new_session(args, load=False)
-        if not session.resume(args.resume):
+        if not session.conversation.resume(args.resume):
             what = f"session {args.resume}" if args.resume else f"a session for {folder}"
             print(f"tui-agent: could not find {what}", file=sys.stderr)
             return 2
@@ -386,7 +386,7 @@ def cmd_undo(session: Session, args: argparse.Namespace) -> int:
 
     from .core.checkpoints.store import CheckpointError
 
-    if not (args.continue_ or args.resume) and not session.resume(args.session):
+    if not (args.continue_ or args.resume) and not session.conversation.resume(args.session):
         what = f"session {args.session}" if args.session else f"a session for {session.directory}"
         print(f"tui-agent: could not find {what}", file=sys.stderr)
         return 2
@@ -451,7 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("tui-agent: not run: fix the config problem above first", file=sys.stderr)
         return 2
     if args.continue_ or args.resume:
-        if not session.resume(args.resume):
+        if not session.conversation.resume(args.resume):
             what = f"session {args.resume}" if args.resume else f"a session for {session.directory}"
             print(f"tui-agent: could not find {what}", file=sys.stderr)
             return 2

@@ -290,7 +290,7 @@ def run_headless(
         sys.stdout, sys.stderr, as_json, shared=same_destination(sys.stdout, sys.stderr)
     )
     session.events.listen(printer.event)
-    if session.provider_name == "stub":
+    if session.extensions.provider_name == "stub":
         print(
             "tui-agent: no model configured; using the offline stub provider "
             "(set OPENAI_API_KEY or --base-url for a real one)",
@@ -314,7 +314,7 @@ def run_headless(
             return
         if "asked" in cancelling:
             say_cancelled()
-        session.transcript.journal.close()
+        session.conversation.journal.close()
         sys.stdout.flush()
         print("tui-agent: interrupted", file=sys.stderr, flush=True)
         os._exit(1)
@@ -344,7 +344,7 @@ def run_headless(
             return None
         if stdin:
             printer._err(f"tui-agent: note: /{name} takes no input: what was piped in is unused")
-        await session.ready()  # what a turn would start (MCP servers and the like)
+        await session.extensions.ready()  # what a turn would start (MCP servers and the like)
         printer.command_output = True
         try:
             await session.commands.run(name, arguments)
@@ -401,14 +401,16 @@ def run_headless(
                     status = running.result()
                 except asyncio.CancelledError:
                     if not cancelled:  # Ctrl+C: the run ends
-                        left = [steer.prompt for steer in session.steering.take()] + queue
+                        left = [
+                            steer.prompt for steer in session.conversation.steering.take()
+                        ] + queue
                         for text in left:
                             printer._err(f"tui-agent: not sent: {text}")
                         raise
                     say_cancelled()
                     cancelling.clear()
                     status = 1
-                    queue[:0] = [steer.prompt for steer in session.steering.take()]
+                    queue[:0] = [steer.prompt for steer in session.conversation.steering.take()]
                 running, cancelled = None, False
                 if status is not None:
                     statuses.append(status)
@@ -436,7 +438,7 @@ def run_headless(
     async def steered(text: str) -> bool:
         """``text`` sent into the running turn; False when it is to be queued instead (no
         turn runs, or it is a command). What stops it is said (True: nothing to queue)."""
-        if command_in(text) is not None or not session.steering.open:
+        if command_in(text) is not None or not session.conversation.steering.open:
             return False
         try:
             return await session.steer(text)
@@ -476,4 +478,4 @@ def run_headless(
     try:
         return asyncio.run(main())
     finally:
-        session.transcript.journal.close()
+        session.conversation.journal.close()

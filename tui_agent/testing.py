@@ -776,8 +776,8 @@ async def steer(pilot: Pilot[Any], text: str) -> None:
     """While a turn runs: send ``text`` into it as Ctrl+S does. The model gets it at the
     turn's next step (after the tool results, before the next request), or, when the reply
     streaming now has no tool calls, as the next turn's prompt. Returns once the session
-    holds it (``session.steering``) or has delivered it. ``AssertionError`` when no turn
-    runs."""
+    holds it (``session.conversation.steering``) or has delivered it. ``AssertionError``
+    when no turn runs."""
     from .ui.prompt import PromptArea
 
     app = await _working(pilot, "steer")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..protocol.output import Output
 from ..util.listeners import Listeners
 from ..util.signatures import leading_arguments
 
@@ -36,7 +37,8 @@ class Command:
 class Commands:
     """Slash commands by name (without the slash). Usable on its own: ``tui_agent.Commands()``."""
 
-    def __init__(self) -> None:
+    def __init__(self, output: Output | None = None) -> None:
+        self._output = output  # where run_line reports (a session's; None: it raises)
         self._commands: dict[str, Command] = {}
         self._listeners: Listeners[None] = Listeners("commands")
         self.source = "api"
@@ -94,6 +96,37 @@ class Commands:
         if inspect.isawaitable(value):
             await value
         return True
+
+    async def run_line(self, line: str) -> bool:
+        """Run ``/name args`` as typed at the prompt; False when the line is no command.
+
+        A bare ``/`` lists the commands; an unknown name says so and lists them; a command
+        that raises says ``error: <message>`` (the note goes to the session's output;
+        a registry of its own raises instead)."""
+        if not is_command_line(line):
+            return False
+        parsed = parse_command(line)
+        if parsed is None:  # a bare "/": what there is to type
+            self._say(f"Commands: {', '.join(self.names) or '(none)'}")
+            return True
+        name, args = parsed
+        try:
+            ran = await self.run(name, args)
+        except Exception as exc:
+            if self._output is None:
+                raise
+            log.warning("command /%s failed", name, exc_info=True)
+            self._say(f"error: {exc or type(exc).__name__}", kind="error")
+            return True
+        if not ran:
+            names = ", ".join(self.names) or "(none)"
+            self._say(f"unknown command /{name}. Commands: {names}", kind="error")
+        return True
+
+    def _say(self, text: str, kind: str | None = None) -> None:
+        if self._output is None:
+            raise LookupError(text)
+        self._output.say(text, kind=kind)
 
     @property
     def names(self) -> list[str]:

@@ -9,57 +9,49 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..agent import Agent
 from ..checkpoints.controller import Checkpoints, load_from
-from ..conversation import journal as journal_module
-from ..conversation import mentions
 from ..conversation.budget import Budget
-from ..conversation.conversation import Conversation
 from ..conversation.mentions import Expanded
-from ..conversation.steering import Steer, Steering
-from ..conversation.transcript import Transcript
-from ..extensions.commands import Commands, is_command_line, parse_command
+from ..conversation.steering import Steer
+from ..extensions.commands import Commands
 from ..extensions.extensions import Extensions
 from ..extensions.plugins import LoadReport
-from ..permissions.permissions import MODES
 from ..project.config import Config
 from ..project.workspace import Workspace
-from ..protocol.approval import ApprovalRequest, Approver, Decision, headless_approver
 from ..protocol.context import ToolContext
 from ..protocol.events import (
-    ClipboardRequested,
     CommandsChanged,
-    ConversationReset,
     EventBus,
-    ExitRequested,
-    ModeChanged,
     ShellFinished,
     ShellOutput,
     ShellStarted,
     Steered,
-    ThemeRequested,
     ToolCallFinished,
     ToolCallStarted,
     ToolsChanged,
 )
-from ..protocol.messages import Message, UserMessage, openai_dict
+from ..protocol.frontend import Frontend, Unattended
+from ..protocol.messages import UserMessage
 from ..protocol.output import Output
 from ..providers import Provider
 from ..sandbox import user_shell
 from ..sandbox.user_shell import ShellRun
-from ..tools.toolbox import Toolbox, ToolboxEvent, held_loop
+from ..tools.toolbox import Toolbox, ToolboxEvent
+from . import legacy
+from .conversation import SessionConversation
+from .parts import Guarded, Permissions
 
 if TYPE_CHECKING:
     from ..sandbox.sandbox import Sandbox
 
 log = logging.getLogger("tui_agent.session")
-T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+MOMENTS = ("turn", "close", "prompt", "stop", "start")
 
 PLAN_PROMPT = (
     "\n\nYou are in plan mode: you are planning, not doing. Only tools that change nothing "
@@ -69,19 +61,16 @@ PLAN_PROMPT = (
 )
 
 
-def new_session_id() -> str:
-    # os.urandom(3).hex() is secrets.token_hex(3), without importing hashlib and hmac
-    return f"{datetime.now():%Y%m%d-%H%M%S}-{os.urandom(3).hex()}"
-
-
 class Session:
     """Everything a plugin's setup function receives: the parts of one session, wired.
 
-    The parts each do one job: ``workspace`` (the folder, its git root, trust),
-    ``extensions`` (config, plugin and tool-file loading, what a load registered),
-    ``transcript`` (the conversation and its journal), ``agent`` (the loop: provider,
-    toolbox, transcript, events) and ``events`` (one typed stream the app and headless
-    runs follow). The session's own names are the SPEC's plus a short set for plugins."""
+    Its names are few (README "The session"): the parts, each doing one job
+    (``workspace``, ``config``, ``extensions``, ``permissions``, ``sandbox``, ``toolbox``,
+    ``commands``, ``conversation``, ``checkpoints``, ``events``, ``output``,
+    ``frontend``), the SPEC's ``provider``, ``directory``, ``worktree`` and ``id``, the
+    actions (``turn``, ``steer``, ``shell``, ``cancel``, ``busy``, ``running``) and the
+    lifecycle (``reload``, ``close``, ``on``). The names it had before warn once and
+    still work (``legacy.py``)."""
 
     def __init__(
         self,
@@ -94,12 +83,10 @@ class Session:
         yes: bool = False,
     ) -> None:
         self.workspace = Workspace(directory, trusted=trust)
-        self.id = new_session_id()
-        self._mode = "allow-all" if yes else "ask"
         self.toolbox = Toolbox(context_factory=self._tool_context, hidden=self._hidden)
-        self.commands = Commands()
         self.events = EventBus()  # agent events, tool calls and notes: one stream
         self.output = Output(bus=self.events)
+        self.commands = Commands(output=self.output)
         flags = {"provider": provider, "model": model, "base_url": base_url}
         self.extensions = Extensions(
             self.workspace,
@@ -110,49 +97,59 @@ class Session:
         )
         self.toolbox.listen(self._announce_call)
         self.commands.listen(lambda: self.events.emit(CommandsChanged()))
-        # without a person to ask (the app replaces it with its dialog): allow-all allows
-        self.approver: Approver = lambda request: headless_approver(self.yes)(request)
-        self._unattended = self.approver  # needs no event loop of its own
-        # the app's picker (``choose``); None where nobody can pick (headless runs)
-        self.chooser: Callable[[str, list[str]], Awaitable[str | None]] | None = None
-        self.transcript = Transcript(self.id, self.directory, self._journal_failed)
-        self.budget = Budget(
-            transcript=self.transcript,
+        self._frontend = Guarded(Unattended())
+        self.permissions = Permissions(self.events, lambda: self._frontend, yes)
+        self.conversation = SessionConversation(
+            self.workspace.directory,
+            events=self.events,
+            on_failure=self._journal_failed,
+            worktree=lambda: self.worktree,
+            system_prompt=self._system_prompt,
+            base_prompt=self.workspace.system_prompt,
+            provider=lambda: self.provider,
+        )
+        budget = Budget(
+            transcript=self.conversation,
             events=self.events,
             output=self.output,
             settings=lambda: self.config.settings,
             provider=lambda: self.provider,
-            system_prompt=self.system_prompt,
+            system_prompt=self._system_prompt,
             tools=self.extensions.offered_tools,
         )
+        self.conversation.budget = budget
         self.checkpoints = Checkpoints(
             worktree=lambda: self.worktree,
-            transcript=self.transcript,
+            transcript=self.conversation,
             events=self.events,
             output=self.output,
             settings=lambda: self.config.settings,
-            forget=self.budget.forget,
+            forget=budget.forget,
         )
-        self.steering = Steering()  # sent into the running turn (steer), not delivered yet
-        self.agent = Agent(
-            transcript=self.transcript,
+        self.conversation.on_reset.append(self._conversation_reset)
+        self._agent = Agent(
+            transcript=self.conversation,
             toolbox=self.toolbox,
             events=self.events,
             output=self.output,
             settings=lambda: self.config.settings,
             provider=lambda: self.provider,
             tools=self.extensions.offered_tools,
-            system_prompt=self.system_prompt,
+            system_prompt=self._system_prompt,
             tool_context=self._tool_context,
-            budget=self.budget,
+            budget=budget,
             before_tools=self.checkpoints.before_tools,
-            steering=self.steering,
+            steering=self.conversation.steering,
         )
+        self.conversation._usage = lambda: self._agent.tokens
         self._turn: asyncio.Task[Any] | None = None
-        self.themes: list[str] = []
-        self.exit_requested = False
 
-    # -- the SPEC's names -------------------------------------------------------------------
+    # -- the parts the SPEC names, and the frontend ---------------------------------------
+
+    @property
+    def id(self) -> str:
+        """The conversation's journal id (a new one after ``conversation.clear()``)."""
+        return self.conversation.id
 
     @property
     def directory(self) -> Path:
@@ -166,8 +163,8 @@ class Session:
 
     @property
     def sandbox(self) -> Sandbox:
-        """The shell sandbox of the current settings (``core/sandbox/sandbox.py``): ``active``
-        when ``[sandbox] enabled`` and bubblewrap works here, else ``reason`` says why not.
+        """The shell sandbox of the current settings (``core/sandbox/``): ``active`` when
+        ``[sandbox] enabled`` and bubblewrap works here, else ``reason`` says why not.
         ``execute`` and ``!command`` run inside it."""
         from ..sandbox.sandbox import Sandbox, session_tmp
 
@@ -184,172 +181,106 @@ class Session:
         return self.extensions.provider
 
     @property
-    def conversation(self) -> Conversation:
-        """The messages so far (``transcript.conversation``)."""
-        return self.transcript.conversation
+    def frontend(self) -> Guarded:
+        """Who the person is: the app's dialogs and actions, or (headless, tests) a policy.
+        ``approve(request)``, ``choose(title, options)`` (None where nobody can pick),
+        ``exit()``, ``theme(name)``, ``copy(text)``, ``themes``, ``interactive``. The app
+        sets its own: ``session.frontend = AppFrontend(app)``."""
+        return self._frontend
+
+    @frontend.setter
+    def frontend(self, frontend: Frontend) -> None:
+        self._frontend = frontend if isinstance(frontend, Guarded) else Guarded(frontend)
+
+    # -- lifecycle ----------------------------------------------------------------------------
 
     def reload(self) -> LoadReport:
         """Re-read config, plugin files and tool files; rebuild toolbox and commands in place.
-        ``await session.reload()`` also waits for async ``on_close`` work and setups."""
+        ``await session.reload()`` also waits for async ``close`` work and setups."""
         return self.extensions.reload(self)
 
-    def trust(self, remember: bool = True) -> LoadReport:
-        """Trust this folder (remembered unless ``remember=False``) and load its code."""
-        self.workspace.trust(remember)
-        return self.reload()
+    @overload
+    def on(self, moment: str) -> Callable[[F], F]: ...
+    @overload
+    def on(self, moment: str, fn: F) -> F: ...
+    def on(self, moment: str, fn: F | None = None) -> F | Callable[[F], F]:
+        """Call ``fn`` (sync or ``async``) at a moment of this load (``reload()`` clears
+        them, the setups register again); also a decorator, ``@session.on("prompt")``.
 
-    # -- the permission mode ----------------------------------------------------------------
+        - ``"turn"``: ``fn()`` at the start of every turn, before the model is asked
+          anything (the MCP plugin waits there for its servers).
+        - ``"close"``: ``fn()`` when the load ends (the session closes, or ``reload()``
+          replaces it); what must outlive a reload belongs in ``extensions.kept``.
+        - ``"prompt"``: ``fn(prompt)`` before a prompt is recorded: a text it returns is
+          added to what the model gets (a ``<hook-context>`` block after the prompt);
+          raising (``tui_agent.PromptBlocked``) stops the prompt, nothing is recorded.
+        - ``"stop"``: ``fn(reply, continued)`` when the model finished a turn (not after an
+          error, a cancel or ``max_steps``): a text returned keeps the turn going with it
+          as the next user message, at most ``MAX_STOP_CONTINUATIONS`` (3) times.
+        - ``"start"``: ``fn(source)`` before a conversation's first turn ("startup",
+          "resume", "clear"): a text returned joins the system prompt."""
+        if fn is None:
+            return lambda f: self.on(moment, f)
+        extensions = self.extensions
+        if moment == "turn":
+            extensions.on_turn(fn)
+        elif moment == "close":
+            extensions.on_close(fn)
+        elif moment in ("prompt", "stop", "start"):
+            getattr(extensions.moments, moment).append(fn)
+        else:
+            raise ValueError(f"unknown moment {moment!r}: one of {', '.join(MOMENTS)}")
+        return fn
 
-    @property
-    def mode(self) -> str:
-        """The permission mode: "ask" (the rules as configured), "auto-edit" (write and
-        edit inside the worktree need no asking), "plan" (only read-only tools are offered,
-        and the model is told it is planning) or "allow-all" (every ask is allowed). Deny
-        rules hold in every mode (the ``permissions`` plugin applies them)."""
-        return self._mode
+    async def close(self) -> None:
+        """Run the ``close`` functions once, newest first (failures are logged), then close
+        the journal (a message recorded later opens it again)."""
+        await self.extensions.close()
+        self.conversation.journal.close()
+        from ..sandbox import netproxy
+        from ..sandbox.sandbox import (  # the sandbox's private /tmp, if it ran
+            release_tmp,
+            session_tmp,
+        )
 
-    def set_mode(self, mode: str) -> None:
-        """Switch the permission mode (Shift+Tab cycles ask, auto-edit and plan)."""
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}: one of {', '.join(MODES)}")
-        if mode != self._mode:
-            self._mode = mode
-            self.events.emit(ModeChanged(mode))
+        netproxy.stop(session_tmp(self.id))  # its allowed-hosts proxy, if one ran
+        release_tmp(session_tmp(self.id))
 
-    @property
-    def yes(self) -> bool:
-        """Every ``ask`` is allowed (``--yes``, or the allow-all mode)."""
-        return self._mode == "allow-all"
-
-    def system_prompt(self) -> str:
-        """What the model is told first: the workspace's prompt, and in plan mode that it
-        is planning."""
-        prompt = self.workspace.system_prompt()
-        if self.extensions.moments.start_context:  # what on_start functions said
-            prompt += "\n\n" + self.extensions.moments.start_context
-        return prompt + PLAN_PROMPT if self._mode == "plan" else prompt
-
-    # -- the model ------------------------------------------------------------------------
-
-    @property
-    def provider_name(self) -> str:
-        return self.extensions.provider_name
-
-    @property
-    def model(self) -> str | None:
-        return self.extensions.model
-
-    def set_model(self, model: str | None = None, provider: str | None = None) -> None:
-        """Switch model and/or provider for the rest of the session."""
-        self.extensions.set_model(model, provider)
-
-    async def complete(self, messages: Sequence[Mapping[str, Any]]) -> str:
-        """One reply to ``messages`` (typed or OpenAI dicts; the system prompt is added), no
-        tools, the transcript untouched."""
-        from ..providers.base import reply_text
-
-        system = {"role": "system", "content": self.workspace.system_prompt()}
-        return await reply_text(self.provider.stream([system, *map(openai_dict, messages)], []))
-
-    # -- approvals --------------------------------------------------------------------------
-
-    async def ask(self, request: ApprovalRequest) -> Decision:
-        """Ask the user (the TUI's dialog, or the headless policy) about one tool call.
-
-        A call that sync code made on the event loop's own thread (``toolbox.run`` from a
-        sync command or hook) runs while that loop waits for it, so no dialog can open:
-        refused at once, saying why, instead of waiting forever."""
-        if self.approver is not self._unattended and held_loop() is not None:
-            from ..protocol.errors import PermissionDenied
-
-            raise PermissionDenied(
-                f"Permission denied: {request.tool} needs approval, and no dialog can open "
-                "while sync code holds the app's event loop (toolbox.run(...) called from a "
-                "sync command or hook): make it `async def` and `await "
-                f"session.toolbox.run(...)`, or allow {request.tool} in [permission]"
-            )
-        return await self.approver(request)
-
-    async def choose(self, title: str, options: Sequence[str]) -> str | None:
-        """Let the user pick one of ``options`` (the app shows a list under ``title``): the
-        option picked, or None when it was dismissed or nobody can pick (headless runs;
-        say what to type instead there)."""
-        if self.chooser is None or not options or held_loop() is not None:
-            return None  # nobody to pick, or sync code holds the loop the picker needs
-        return await self.chooser(title, list(options))
-
-    # -- conversation -----------------------------------------------------------------------
-
-    def _journal_failed(self, text: str) -> None:
-        self.output.say(text, kind="error")
-
-    def record(self, message: Mapping[str, Any]) -> Message:
-        """Append a message (typed, or an OpenAI dict) to the conversation and the journal
-        (flushed at once); the typed message it became."""
-        return self.transcript.record(message)
-
-    def _announce_call(self, event: ToolboxEvent) -> None:
-        """The toolbox's news goes on the session's events: every tool call, whoever made
-        it (the chat and headless show it; the toolbox is the one source of call events),
-        and every change of tools or hooks (the tools panel follows it)."""
-        if event.kind == "call_started":
-            args = dict(event.args) if event.args is not None else None
-            raw = event.arguments
-            if not raw and args is not None:
-                raw = json.dumps(args, ensure_ascii=False, default=str)
-            self.events.emit(ToolCallStarted(event.call_id, event.called_as, raw, args))
-        elif event.kind == "call_finished" and event.result is not None:
-            self.events.emit(
-                ToolCallFinished(event.call_id, event.called_as, event.result, event.elapsed)
-            )
-        elif event.kind in ("tools", "hooks"):
-            self.events.emit(ToolsChanged(event.kind, event.name))
-
-    def _hidden(self, name: str) -> bool:
-        return self.extensions.hidden(name)
-
-    def _tool_context(self, call_id: str = "", message_id: str = "") -> ToolContext:
-        return self.workspace.tool_context(self.id, call_id, message_id)
-
-    def expand(self, prompt: str) -> Expanded:
-        """``prompt`` with the files and folders its ``@path`` mentions name attached (see
-        ``conversation/mentions.py`` for which ``@`` counts): ``.content`` is what the model gets,
-        ``.attachments`` what was attached. Raises ``MentionError`` (nothing to send) for a
-        path that is missing or outside the project."""
-        return mentions.expand(prompt, self.directory, self.worktree)
+    # -- actions ------------------------------------------------------------------------------
 
     async def turn(self, prompt: str | Expanded) -> str:
         """Run one user turn to the final reply. ``cancel()`` stops it, transcript intact.
-        A ``str`` is expanded first (``expand``: a bad ``@path`` raises ``MentionError``
-        before anything is recorded); an ``Expanded`` is sent as it is. ``on_prompt``
-        functions may stop it first (``PromptBlocked``: nothing recorded) or add context;
-        ``on_stop`` functions may keep it going.
+        A ``str`` is expanded first (``conversation.expand``: a bad ``@path`` raises
+        ``MentionError`` before anything is recorded); an ``Expanded`` is sent as it is.
+        ``prompt`` functions (``on("prompt", fn)``) may stop it first (``PromptBlocked``:
+        nothing recorded) or add context; ``stop`` functions may keep it going.
 
         What ``steer`` sent while it ran and its last reply no longer reached (that reply
         had no tool calls) starts the next turn at once, one turn per steer, in order
         (``Steered`` with ``next_turn``); the reply returned is the last turn's."""
-        expanded = prompt if isinstance(prompt, Expanded) else self.expand(prompt)
+        expanded = prompt if isinstance(prompt, Expanded) else self.conversation.expand(prompt)
+        steering = self.conversation.steering
         self._turn = asyncio.current_task()
-        self.steering.open = True
+        steering.open = True
         try:
-            await self.ready()
+            await self.extensions.ready()
             moments = self.extensions.moments
-            await moments.started()  # the conversation's first turn: on_start functions
+            await moments.started()  # the conversation's first turn: start functions
             content = await moments.submitted(expanded.prompt, expanded.content)
             reply = await self._one_turn(Steer(expanded.prompt, content))
-            while (steer := self.steering.take_first()) is not None:
+            while (steer := steering.take_first()) is not None:
                 self.events.emit(Steered(steer.prompt, steer.content, next_turn=True))
                 reply = await self._one_turn(steer)
             return reply
         finally:
             self._turn = None
-            self.steering.open = False
+            steering.open = False
 
     async def _one_turn(self, prompt: Steer) -> str:
         """One turn of a prompt whose prompt functions ran, with its checkpoint."""
         self.checkpoints.start(prompt.prompt)
         try:
-            outcome = await self.extensions.moments.until_stopped(self.agent.turn, prompt.content)
+            outcome = await self.extensions.moments.until_stopped(self._agent.turn, prompt.content)
             return outcome.reply
         finally:
             await self._end_checkpoint()
@@ -358,17 +289,18 @@ class Session:
         """Send ``prompt`` into the running turn: the model gets it as a user message at the
         next step boundary, after the tool results of the reply streaming now and before
         its next request; when that reply has no tool calls, it is the next turn's prompt
-        (see ``turn``). It is expanded and the ``on_prompt`` functions run now, as for a
+        (see ``turn``). It is expanded and the ``prompt`` functions run now, as for a
         turn (``MentionError``, ``PromptBlocked``: nothing sent). False when no turn runs
         (a ``!command`` is no turn): nothing is done, send it as a turn instead. Until it
-        is delivered ``steering`` holds it; after a cancel, take it back from there."""
-        if not self.steering.open:
+        is delivered ``conversation.steering`` holds it; after a cancel, take it back there."""
+        steering = self.conversation.steering
+        if not steering.open:
             return False
-        expanded = prompt if isinstance(prompt, Expanded) else self.expand(prompt)
+        expanded = prompt if isinstance(prompt, Expanded) else self.conversation.expand(prompt)
         content = await self.extensions.moments.submitted(expanded.prompt, expanded.content)
-        if not self.steering.open:  # the turn ended while the prompt functions ran
+        if not steering.open:  # the turn ended while the prompt functions ran
             return False
-        self.steering.add(Steer(expanded.prompt, content))
+        steering.add(Steer(expanded.prompt, content))
         return True
 
     async def shell(self, command: str, *, sandbox: bool = True) -> ShellRun:
@@ -415,7 +347,7 @@ class Session:
             self._turn = None
 
     def _shell_done(self, run: ShellRun) -> None:
-        self.transcript.record(UserMessage(user_shell.message(run)))
+        self.conversation.record(UserMessage(user_shell.message(run)))
         self.events.emit(ShellFinished(run))
 
     async def _end_checkpoint(self) -> None:
@@ -426,74 +358,6 @@ class Session:
             pass
         except Exception:
             log.warning("checkpoint at the end of the turn failed", exc_info=True)
-
-    # -- lifecycle: what a plugin's setup registers for one load ---------------------------
-
-    async def ready(self) -> None:
-        """Wait for the last load (its async part too), then run the ``on_turn`` functions
-        (``tui-agent tools`` lists MCP tools this way); every turn starts with this."""
-        await self.extensions.ready()
-
-    def on_turn(self, fn: Callable[[], Any]) -> Callable[[], Any]:
-        """Call ``fn()`` (sync or ``async``) at the start of every turn, before the model is
-        asked anything (the MCP plugin waits there for its servers). Registrations belong
-        to one load: ``reload()`` clears them and the setups register again."""
-        return self.extensions.on_turn(fn)
-
-    def on_close(self, fn: Callable[[], Any]) -> Callable[[], Any]:
-        """Call ``fn()`` (sync or ``async``) when this load ends: the session closes (the app
-        quits, a headless run ends) or ``reload()`` replaces the load (the new setups run
-        after it finished). What must outlive a reload belongs in ``kept``."""
-        return self.extensions.on_close(fn)
-
-    def on_prompt(self, fn: Callable[[str], Any]) -> Callable[[str], Any]:
-        """Call ``fn(prompt)`` (sync or ``async``; the prompt as typed) before a prompt is
-        recorded: a text it returns is added to what the model gets (in a ``<hook-context>``
-        block after the prompt); raising (``tui_agent.PromptBlocked``) stops the prompt,
-        nothing is recorded or sent, and ``turn`` raises it. Belongs to one load."""
-        self.extensions.moments.prompt.append(fn)
-        return fn
-
-    def on_stop(self, fn: Callable[[str, int], Any]) -> Callable[[str, int], Any]:
-        """Call ``fn(reply, continued)`` when the model has finished a turn (not after an
-        error, a cancel or ``max_steps``; ``continued``: how often this prompt's turn was
-        kept going already). A text it returns keeps the turn going with it as the next
-        user message, at most ``MAX_STOP_CONTINUATIONS`` (3) times. Belongs to one load."""
-        self.extensions.moments.stop.append(fn)
-        return fn
-
-    def on_start(self, fn: Callable[[str], Any]) -> Callable[[str], Any]:
-        """Call ``fn(source)`` before the first turn of a conversation (``source``:
-        "startup", "resume" after ``resume()``, "clear" after ``clear()``): a text it
-        returns is part of the system prompt for that conversation. Belongs to one load."""
-        self.extensions.moments.start.append(fn)
-        return fn
-
-    def hide_tools(self, hidden: Callable[[str], bool]) -> Callable[[str], bool]:
-        """Keep the tools for which ``hidden(name)`` is true from the model: they are not
-        offered, and unknown-tool errors do not name them (the ``permissions`` plugin hides
-        tools denied for every call). Belongs to one load, like ``on_turn``."""
-        return self.extensions.hide_tools(hidden)
-
-    def kept(self, key: str, make: Callable[[], T]) -> T:
-        """Plugin state that outlives ``reload()``: the object ``make()`` returned the first
-        time ``key`` was asked for, typed (the ``permissions`` plugin keeps its session
-        allows this way)."""
-        return self.extensions.kept(key, make)
-
-    async def close(self) -> None:
-        """Run the ``on_close`` functions once, newest first (failures are logged), then
-        close the journal (a message recorded later opens it again)."""
-        await self.extensions.close()
-        self.transcript.journal.close()
-        from ..sandbox import netproxy
-        from ..sandbox.sandbox import (  # the sandbox's private /tmp, if it ran
-            release_tmp,
-            session_tmp,
-        )
-
-        netproxy.stop(session_tmp(self.id))  # its allowed-hosts proxy, if one ran
-        release_tmp(session_tmp(self.id))
 
     def cancel(self) -> bool:
         """Cancel the running turn: the stream closes and running tools are cancelled.
@@ -520,71 +384,64 @@ class Session:
         finally:
             self._turn = None
 
-    def clear(self) -> None:
-        """Forget the conversation; later messages go to a new journal."""
-        self.conversation.clear()
-        self.id = new_session_id()
-        self.transcript.new_journal(self.id)
-        self.budget.forget()
-        self.checkpoints.reset()
-        self.extensions.moments.restart("clear")
-        self.events.emit(ConversationReset("clear"))
+    # -- what the parts are told -------------------------------------------------------------
 
-    def sessions(self) -> list[journal_module.SessionInfo]:
-        """Journaled sessions of this folder, newest first."""
-        return journal_module.list_sessions(self.directory)
+    def _system_prompt(self) -> str:
+        """What the model is told first: the workspace's prompt, what ``start`` functions
+        said, and in plan mode that it is planning."""
+        prompt = self.workspace.system_prompt()
+        if self.extensions.moments.start_context:  # what start functions said
+            prompt += "\n\n" + self.extensions.moments.start_context
+        return prompt + PLAN_PROMPT if self.permissions.mode == "plan" else prompt
 
-    def request_exit(self) -> None:
-        """Ask the app to quit (``/exit``); headless runs end after the turn anyway."""
-        self.exit_requested = True
-        self.events.emit(ExitRequested())
+    def _conversation_reset(self, source: str, journal: Path | None) -> None:
+        """A conversation cleared (``journal`` None) or resumed from ``journal``."""
+        if journal is None:
+            self.checkpoints.reset()
+        else:
+            load_from(journal, self.checkpoints)
+        self.conversation.budget.forget()
+        self.extensions.moments.restart(source)
 
-    def request_theme(self, name: str) -> None:
-        self.events.emit(ThemeRequested(name))
+    def _journal_failed(self, text: str) -> None:
+        self.output.say(text, kind="error")
 
-    def request_copy(self, text: str) -> None:
-        """Ask the app to put ``text`` on the clipboard (``/copy``); it says when it did."""
-        self.events.emit(ClipboardRequested(text))
+    def _announce_call(self, event: ToolboxEvent) -> None:
+        """The toolbox's news goes on the session's events: every tool call, whoever made
+        it (the chat and headless show it; the toolbox is the one source of call events),
+        and every change of tools or hooks (the tools panel follows it)."""
+        if event.kind == "call_started":
+            args = dict(event.args) if event.args is not None else None
+            raw = event.arguments
+            if not raw and args is not None:
+                raw = json.dumps(args, ensure_ascii=False, default=str)
+            self.events.emit(ToolCallStarted(event.call_id, event.called_as, raw, args))
+        elif event.kind == "call_finished" and event.result is not None:
+            self.events.emit(
+                ToolCallFinished(event.call_id, event.called_as, event.result, event.elapsed)
+            )
+        elif event.kind in ("tools", "hooks"):
+            self.events.emit(ToolsChanged(event.kind, event.name))
 
-    def resume(self, session_id: str | None = None) -> bool:
-        """Load a journaled session (the last one of this folder without an id) and go on
-        with it; False when there is none. ``Transcript.resume`` reads its newest messages
-        first and the rest on the first use of the whole conversation."""
-        path = Transcript.find(self.directory, session_id)
-        if path is None:
-            return False
-        self.id = path.stem
-        self.transcript.resume(path)
-        load_from(path, self.checkpoints)
-        self.budget.forget()
-        self.extensions.moments.restart("resume")
-        self.events.emit(ConversationReset("resume"))
-        return True
+    def _hidden(self, name: str) -> bool:
+        return self.extensions.hidden(name)
 
-    # -- running ----------------------------------------------------------------------------
+    def _tool_context(self, call_id: str = "", message_id: str = "") -> ToolContext:
+        return self.workspace.tool_context(self.id, call_id, message_id)
 
-    async def run_command_line(self, line: str) -> bool:
-        """Run ``/name args`` typed at the prompt. False when the line is not a command.
+    # -- the names before issue 28 (one release) ----------------------------------------------
 
-        Unknown names list every command; a command that raises prints ``error: <message>``.
-        """
-        if not is_command_line(line):
-            return False
-        parsed = parse_command(line)
-        if parsed is None:  # a bare "/": what there is to type
-            self.output.say(f"Commands: {', '.join(self.commands.names) or '(none)'}")
-            return True
-        name, args = parsed
-        try:
-            ran = await self.commands.run(name, args)
-        except Exception as exc:
-            log.warning("command /%s failed", name, exc_info=True)
-            self.output.say(f"error: {exc or type(exc).__name__}", kind="error")
-            return True
-        if not ran:
-            names = ", ".join(self.commands.names) or "(none)"
-            self.output.say(f"unknown command /{name}. Commands: {names}", kind="error")
-        return True
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in legacy.MOVED:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        legacy.warn(name)
+        return legacy.resolve(self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in legacy.SETTABLE:
+            legacy.assign(self, name, value)
+        else:
+            super().__setattr__(name, value)
 
     def __repr__(self) -> str:
         return f"Session(id={self.id!r}, directory={str(self.directory)!r})"

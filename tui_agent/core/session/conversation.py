@@ -1,0 +1,156 @@
+"""``session.conversation``: the messages so far (SPEC §5) and what a conversation does:
+record, expand a prompt's ``@path`` mentions, clear, resume a journaled one, its context
+budget, its steering and a side reply (``complete``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..conversation import journal as journal_module
+from ..conversation import mentions
+from ..conversation.mentions import Expanded
+from ..conversation.steering import Steering
+from ..conversation.transcript import Transcript
+from ..protocol.events import ConversationReset, EventBus, UsageUpdate
+from ..protocol.messages import Message, openai_dict
+
+if TYPE_CHECKING:
+    from ..conversation.budget import Budget
+    from ..providers import Provider
+
+
+def new_session_id() -> str:
+    # os.urandom(3).hex() is secrets.token_hex(3), without importing hashlib and hmac
+    return f"{datetime.now():%Y%m%d-%H%M%S}-{os.urandom(3).hex()}"
+
+
+class SessionConversation(Transcript):
+    """The conversation of a session: a sequence of typed messages (``messages``,
+    ``tail(n)``, ``len()``, iteration, indexing) kept in step with its ``journal``.
+
+    ``clear()`` and ``resume()`` start a conversation over: the session's ``id`` follows
+    the journal, and the parts that hold per-conversation state hear it through
+    ``on_reset`` (checkpoints, the budget, the ``start`` moment) before
+    ``ConversationReset`` goes on the events."""
+
+    budget: Budget  # the context window (set by the session: it needs the conversation)
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        events: EventBus,
+        on_failure: Callable[[str], None],
+        worktree: Callable[[], Path],
+        system_prompt: Callable[[], str],
+        base_prompt: Callable[[], str],
+        provider: Callable[[], Provider],
+    ) -> None:
+        self.id = new_session_id()
+        super().__init__(self.id, directory, on_failure)
+        self.steering = Steering()  # sent into the running turn (steer), not delivered yet
+        self._usage: Callable[[], UsageUpdate] = lambda: UsageUpdate(0, 0, 0)
+        self._events = events
+        self._worktree = worktree
+        self._system_prompt = system_prompt
+        self._base_prompt = base_prompt
+        self._provider = provider
+        # per-conversation state elsewhere: fn(source, journal) on clear ("clear", None)
+        # and resume ("resume", the journal's path)
+        self.on_reset: list[Callable[[str, Path | None], None]] = []
+
+    # -- the messages (SPEC: session.conversation) -------------------------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        """Every message, oldest first."""
+        return self.conversation.messages
+
+    @property
+    def held(self) -> list[Message]:
+        return self.conversation.held
+
+    @property
+    def deferred(self) -> bool:
+        return self.conversation.deferred
+
+    def tail(self, count: int) -> list[Message]:
+        """The last ``count`` messages (a resumed journal's older ones stay unread)."""
+        return self.conversation.tail(count)
+
+    def __len__(self) -> int:
+        return len(self.conversation)
+
+    def __bool__(self) -> bool:
+        return bool(self.conversation)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self.conversation)
+
+    def __getitem__(self, index: int) -> Message:
+        return self.conversation[index]
+
+    @property
+    def usage(self) -> UsageUpdate:
+        """The tokens the provider reported for this session's requests so far."""
+        return self._usage()
+
+    # -- what a conversation does -------------------------------------------------------------
+
+    def system_prompt(self) -> str:
+        """What the model is told first: the workspace's prompt, what ``start`` functions
+        said, and in plan mode that it is planning."""
+        return self._system_prompt()
+
+    def expand(self, prompt: str) -> Expanded:
+        """``prompt`` with the files and folders its ``@path`` mentions name attached (see
+        ``conversation/mentions.py``): ``.content`` is what the model gets, ``.attachments``
+        what was attached. Raises ``MentionError`` for a path that is missing or outside
+        the project."""
+        return mentions.expand(prompt, self.directory, self._worktree())
+
+    async def complete(self, messages: Sequence[Mapping[str, Any]]) -> str:
+        """One reply to ``messages`` (typed or OpenAI dicts; the workspace's system prompt
+        is added), no tools, the conversation untouched (``/compact`` uses it)."""
+        from ..providers.base import reply_text
+
+        system = {"role": "system", "content": self._base_prompt()}
+        return await reply_text(self._provider().stream([system, *map(openai_dict, messages)], []))
+
+    def clear(self) -> None:
+        """Forget the conversation; later messages go to a new journal."""
+        self.conversation.clear()
+        self.id = new_session_id()
+        self.new_journal(self.id)
+        self._reset("clear")
+
+    def resume(self, session_id: str | Path | None = None) -> bool:  # type: ignore[override]
+        """Load a journaled conversation (this folder's last one without an id) and go on
+        with it; False when there is none. Its newest messages are read first and the
+        rest on the first use of the whole conversation."""
+        if isinstance(session_id, Path):  # Transcript.resume(path): a journal file
+            path: Path | None = session_id
+        else:
+            path = Transcript.find(self.directory, session_id)
+        if path is None:
+            return False
+        self.id = path.stem
+        super().resume(path)
+        self._reset("resume", path)
+        return True
+
+    def sessions(self) -> list[journal_module.SessionInfo]:
+        """Journaled sessions of this folder, newest first."""
+        return journal_module.list_sessions(self.directory)
+
+    def _reset(self, source: str, path: Path | None = None) -> None:
+        for fn in self.on_reset:
+            fn(source, path)
+        self._events.emit(ConversationReset(source))
+
+    def __repr__(self) -> str:
+        return f"SessionConversation(id={self.id!r}, messages={len(self.held)})"
