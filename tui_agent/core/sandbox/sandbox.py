@@ -89,9 +89,7 @@ from .host import (
     availability,
     host_sockets,
 )
-from .private_tmp import (
-    _HELD as _HELD,  # tests look at the held folders
-)
+from .private_tmp import _HELD as _HELD  # tests look at the held folders
 from .private_tmp import (
     _hold,
     _Holder,
