@@ -28,8 +28,9 @@ from conftest import needs_bwrap, running, write
 
 from tui_agent import ApprovalRequest, Decision, Session, create_session
 from tui_agent.core.sandbox import netproxy
+from tui_agent.core.sandbox.sandbox import scrubbed_env
 from tui_agent.core.util.paths import user_config_dir
-from tui_agent.sandbox import Sandbox, caused, scrubbed_env
+from tui_agent.sandbox import Sandbox, caused
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
 ON = '[permission]\n"*" = "allow"\n'  # no [sandbox] table: on by default
@@ -830,10 +831,10 @@ async def test_the_app_runs_sandboxed_commands_unasked_and_the_dialog_says_outsi
     project: Path, isolated_home: Path
 ) -> None:
     from textual.widgets import Static
-
-    from tui_agent.testing import run_app, send, turn_over, wait_for
     from tui_agent.ui.approval import ApprovalScreen
     from tui_agent.ui.shell_block import ShellBlock
+
+    from tui_agent.testing import run_app, send, turn_over, wait_for
 
     configure("[sandbox]\nenabled = true\n")
     outside = isolated_home / "outside.txt"

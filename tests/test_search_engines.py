@@ -25,15 +25,8 @@ import pytest
 from conftest import write
 
 from tui_agent import create_session
-from tui_agent.search import (
-    LINE_CUT,
-    EngineUnavailable,
-    PatternError,
-    files,
-    glob,
-    glob_matcher,
-    grep,
-)
+from tui_agent.core.engines.search import EngineUnavailable, glob_matcher
+from tui_agent.search import LINE_CUT, PatternError, files, glob, grep
 
 STRICT = bool(os.environ.get("CI") or os.environ.get("TUI_AGENT_CI"))
 WITHOUT_RG = "TUI_AGENT_TESTS_WITHOUT_RG"

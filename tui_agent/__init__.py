@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .core.protocol.approval import ApprovalRequest, Decision
     from .core.protocol.context import ToolContext
     from .core.protocol.errors import PermissionDenied
+    from .core.protocol.frontend import Frontend
     from .core.protocol.messages import (
         AssistantMessage,
         Call,
@@ -47,6 +48,7 @@ logging.getLogger("tui_agent").addHandler(logging.NullHandler())
 _HOMES = {
     "ApprovalRequest": ".core.protocol.approval",
     "Decision": ".core.protocol.approval",
+    "Frontend": ".core.protocol.frontend",
     "Commands": ".core.extensions.commands",
     "Completion": ".core.extensions.commands",
     "complete": ".core.extensions.commands",
@@ -109,6 +111,7 @@ __all__ = [
     "Config",
     "Decision",
     "Expanded",
+    "Frontend",
     "LoadProblem",
     "MentionError",
     "Message",

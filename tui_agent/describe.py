@@ -1,21 +1,5 @@
-"""Public helpers that render tools as Markdown or rows (used by /tools and the tools panel)."""
+"""Public: tools rendered as Markdown (what ``/tools`` shows)."""
 
-from .core.tools.describe import (
-    ParamRow,
-    first_line,
-    hooks_label,
-    parameter_rows,
-    tool_markdown,
-    tools_markdown,
-    type_label,
-)
+from .core.tools.describe import tool_markdown, tools_markdown
 
-__all__ = [
-    "ParamRow",
-    "first_line",
-    "hooks_label",
-    "parameter_rows",
-    "tool_markdown",
-    "tools_markdown",
-    "type_label",
-]
+__all__ = ["tool_markdown", "tools_markdown"]

@@ -9,7 +9,6 @@ include) makes git run a program."""
 from .core.util.safe_git import (
     CONFIG,
     DIFF_OPTIONS,
-    OPTIONS,
     USER_VARIABLES,
     argv,
     driver_overrides,
@@ -21,7 +20,6 @@ from .core.util.safe_git import (
 __all__ = [
     "CONFIG",
     "DIFF_OPTIONS",
-    "OPTIONS",
     "USER_VARIABLES",
     "argv",
     "driver_overrides",

@@ -11,27 +11,18 @@ path, then line). ``engine="python"`` (or ``"rg"``, ``"git"``) forces one.
 
 from .core.engines.regex_dialects import PatternError
 from .core.engines.search import (
-    ENGINES,
     LINE_CUT,
-    SKIP_DIRS,
-    Engine,
-    EngineUnavailable,
     GrepResult,
     Line,
     Listing,
     SearchError,
     files,
     glob,
-    glob_matcher,
     grep,
 )
 
 __all__ = [
-    "ENGINES",
     "LINE_CUT",
-    "SKIP_DIRS",
-    "Engine",
-    "EngineUnavailable",
     "GrepResult",
     "Line",
     "Listing",
@@ -39,6 +30,5 @@ __all__ = [
     "SearchError",
     "files",
     "glob",
-    "glob_matcher",
     "grep",
 ]

@@ -20,8 +20,15 @@ class Frontend(Protocol):
     ``interactive`` is false where no person can answer (``choose`` then always gives
     None: say what to type instead). ``themes`` are the themes ``theme`` can show."""
 
-    interactive: bool
-    themes: Sequence[str]
+    @property
+    def interactive(self) -> bool:
+        """A person can answer (``choose`` gives None at once where not)."""
+        ...
+
+    @property
+    def themes(self) -> Sequence[str]:
+        """The themes ``theme`` can show."""
+        ...
 
     async def approve(self, request: ApprovalRequest) -> Decision:
         """The person's decision on one tool call."""
