@@ -1,13 +1,19 @@
-"""Public: command hooks (shell commands in Claude Code's hook protocol) and what the
-session's current load runs (``in_force(session)``), for ``/hooks`` and plugins."""
+"""Public: command hooks (shell commands in Claude Code's hook protocol), what the
+session's current load runs (``in_force(session)``), for ``/hooks`` and plugins, and the
+engine the bundled ``command_hooks`` plugin wires in (``load``, ``Engine``, ``Loaded``,
+``PromptStopped``)."""
 
 from .core.hooks.command_hooks import (
     CLAUDE_TOOL_NAMES,
     DEFAULT_TIMEOUT,
     EVENTS,
     CommandHook,
+    Engine,
     HookSet,
+    Loaded,
+    PromptStopped,
     in_force,
+    load,
     parse,
 )
 
@@ -16,7 +22,11 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "EVENTS",
     "CommandHook",
+    "Engine",
     "HookSet",
+    "Loaded",
+    "PromptStopped",
     "in_force",
+    "load",
     "parse",
 ]

@@ -1,5 +1,6 @@
 """What extends a session: plugin loading, installed packages, the load lifecycle
-(``Extensions``), commands, prompt commands and moments.
+(``Extensions``), commands, prompt commands and moments. Loaders see the session as a
+``host.PluginHost``.
 
-May import: anything of the core below ``session`` (``session`` under TYPE_CHECKING today).
+May import: anything of the core below ``session``.
 """

@@ -16,7 +16,8 @@ import logging
 from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from ..hooks import command_hooks
+from .. import sandbox  # noqa: F401  (registers the [sandbox] table's check with config)
+from ..hooks import reading  # noqa: F401  (registers the hooks table's check, the hook files)
 from ..project import config as config_module
 from ..project.config import Config
 from ..project.workspace import Workspace
@@ -29,7 +30,7 @@ from .moments import Moments
 from .plugins import LoadProblem, LoadReport
 
 if TYPE_CHECKING:
-    from ..session.session import Session
+    from .host import PluginHost
 
 log = logging.getLogger("tui_agent.extensions")
 T = TypeVar("T")
@@ -75,7 +76,7 @@ class Extensions:
 
     # -- loading ----------------------------------------------------------------------------
 
-    def reload(self, session: Session) -> LoadReport:
+    def reload(self, session: PluginHost) -> LoadReport:
         """Replace the current load: run its ``on_close`` functions (newest first), re-read
         config, plugin files and tool files, and run the setups with ``session``.
 
@@ -87,7 +88,7 @@ class Extensions:
         report.pending = self._drive(self._load(session, report))
         return report
 
-    def _load(self, session: Session, report: LoadReport) -> Steps:
+    def _load(self, session: PluginHost, report: LoadReport) -> Steps:
         previous = self._pending
         if previous is not None and not previous.done():
             yield previous  # one load at a time, in the order asked for
@@ -128,7 +129,6 @@ class Extensions:
         self.toolbox.clear()
         self.toolbox.stats.clear()
         self.commands.clear()
-        command_hooks.register(session, report)  # before the setups: ahead of permissions
         for registration in plugins.merged_registrations(config):
             yield from plugins.run_setup(session, registration, report)
         trusted = self.workspace.project if self.workspace.trusted else None

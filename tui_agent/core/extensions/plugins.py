@@ -15,13 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..project import config as config_module
+from ..project import workspace as workspace_module
+from ..project.config import LoadProblem as LoadProblem
 from ..tools import tool_files as tool_files_module
 from ..tools.tool_files import tool_names
 from ..util import paths
 from . import packages as packages_module
 
 if TYPE_CHECKING:
-    from ..session.session import Session
+    from .host import PluginHost
 
 log = logging.getLogger("tui_agent.plugins")
 _COUNTER = itertools.count(1)
@@ -32,19 +34,6 @@ class Folder:
     scope: str
     path: Path
     kind: str  # "plugins", "tools", or "packages" (installed packages' place in the order)
-
-
-@dataclass(frozen=True)
-class LoadProblem:
-    """A file that failed to load, or a setup that raised: shown in the UI and on stderr."""
-
-    path: str
-    error: str
-    setup: str = ""
-
-    def __str__(self) -> str:
-        where = f"{self.path} (setup {self.setup!r})" if self.setup else self.path
-        return f"{where}: {self.error}"
 
 
 @dataclass(frozen=True)
@@ -88,36 +77,6 @@ class LoadReport:
         return self
 
 
-def project_root(directory: Path, worktree: Path) -> Path:
-    """The nearest folder from ``directory`` up to the git root holding project-local code."""
-    home = Path.home().resolve()
-    if worktree != directory and worktree in directory.parents:
-        candidates = [
-            directory,
-            *[p for p in directory.parents if p == worktree or worktree in p.parents],
-        ]
-    else:
-        candidates = [directory]
-    for candidate in candidates:
-        if candidate == home:
-            continue
-        if any((candidate / marker).is_dir() for marker in PROJECT_MARKERS):
-            return candidate
-        if (candidate / ".mcp.json").is_file():  # Claude Code's project MCP servers
-            return candidate
-    return directory
-
-
-# what makes a folder a project: its own code (Markdown command folders included)
-PROJECT_MARKERS = (
-    ".tui-agent",
-    ".agents/plugins",
-    ".claude/commands",
-    ".opencode/command",
-    ".opencode/commands",
-)
-
-
 def project_folders(project: Path) -> list[Folder]:
     """Project plugins (unless the project is HOME, whose ``.agents`` is already loaded)
     and project tool folders."""
@@ -156,24 +115,12 @@ def python_files(folder: Path) -> list[Path]:
         return []
 
 
-def project_code(project: Path) -> list[Path]:
-    """Project-local code that needs the folder to be trusted."""
-    found: list[Path] = []
-    for folder in project_folders(project):
-        found.extend(python_files(folder.path))
-    from .prompt_commands import project_files  # it imports this module
+def _project_code_files(project: Path) -> list[Path]:
+    """The project's plugin and tool files (``Workspace.project_code`` asks)."""
+    return [file for folder in project_folders(project) for file in python_files(folder.path)]
 
-    found.extend(project_files(project))
-    from ..hooks.command_hooks import project_files as hook_files  # it imports this module
 
-    found.extend(hook_files(project))
-    config_file = config_module.project_config_file(project)
-    if config_file.is_file():
-        found.append(config_file)
-    mcp_servers = project / ".mcp.json"  # Claude Code's project MCP servers: commands to run
-    if mcp_servers.is_file():
-        found.append(mcp_servers)
-    return found
+workspace_module.register_project_code(_project_code_files, order=10)
 
 
 def origin(folder: Folder, file: Path) -> str:
@@ -295,7 +242,7 @@ def plugin_errors(plugin: Plugin, problems: Iterable[LoadProblem]) -> list[str]:
 
 
 def run_setup(
-    session: Session, registration: config_module.Registration, report: LoadReport
+    session: PluginHost, registration: config_module.Registration, report: LoadReport
 ) -> Generator[Awaitable[Any], Any, None]:
     """Call one setup with the session; one that raises is rolled back and reported. An
     ``async`` setup's coroutine is yielded, to be awaited by whoever drives the load
@@ -317,7 +264,7 @@ def run_setup(
         session.toolbox.source = session.commands.source = "api"
 
 
-def load_tool_files(session: Session, folders: Iterable[Folder], report: LoadReport) -> None:
+def load_tool_files(session: PluginHost, folders: Iterable[Folder], report: LoadReport) -> None:
     """Import the tool files (those that import ``tui_agent``), register their tools, and
     report what only looks like a tool; files that give nothing are named in notes."""
     helpers: list[Path] = []
@@ -347,7 +294,7 @@ def load_tool_files(session: Session, folders: Iterable[Folder], report: LoadRep
     _note_scripts(session, report, scripts)
 
 
-def _note_scripts(session: Session, report: LoadReport, scripts: list[Path]) -> None:
+def _note_scripts(session: PluginHost, report: LoadReport, scripts: list[Path]) -> None:
     """TypeScript/JavaScript tool files (a tool folder's, and a project's ``.opencode/tool``,
     ``.opencode/tools`` and ``.dropstone/tools``): never loaded, so one note per load names
     them and says where the porting table is."""
@@ -359,7 +306,7 @@ def _note_scripts(session: Session, report: LoadReport, scripts: list[Path]) -> 
     session.output.say(note)
 
 
-def _shown(session: Session, file: Path) -> str:
+def _shown(session: PluginHost, file: Path) -> str:
     try:
         return str(file.relative_to(session.workspace.project))
     except ValueError:
@@ -367,7 +314,7 @@ def _shown(session: Session, file: Path) -> str:
 
 
 def _register_tool_file(
-    session: Session, folder: Folder, file: Path, tree: ast.Module, report: LoadReport
+    session: PluginHost, folder: Folder, file: Path, tree: ast.Module, report: LoadReport
 ) -> bool:
     """False when the file gave neither a tool nor a problem."""
     problems = len(report.problems)
@@ -403,7 +350,7 @@ def _register_tool_file(
 
 
 def _replaced_aliases(
-    session: Session, name: str, file: Path, report: LoadReport
+    session: PluginHost, name: str, file: Path, report: LoadReport
 ) -> list[str] | None:
     """A tool file's tool named like another tool's alias (``bash.py``, ``bash`` being the
     built-in ``execute``'s) replaces that tool, as the Dropstone page's ``bash.ts`` replaces
@@ -428,7 +375,7 @@ def _replaced_aliases(
 
 
 def _note_no_tools(
-    session: Session, report: LoadReport, helpers: list[Path], empty: list[Path]
+    session: PluginHost, report: LoadReport, helpers: list[Path], empty: list[Path]
 ) -> None:
     def shown(files: list[Path]) -> str:
         names = []

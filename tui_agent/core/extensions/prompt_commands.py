@@ -59,13 +59,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..conversation import mentions
 from ..conversation.mentions import Expanded
+from ..project.workspace import register_project_code
 from ..util import paths
 from ..util.processes import let_go
 from ..util.truncation import keep_tail
 from .plugins import LoadProblem, LoadReport
 
 if TYPE_CHECKING:
-    from ..session.session import Session
+    from .host import PluginHost
 
 log = logging.getLogger("tui_agent.prompt_commands")
 
@@ -161,8 +162,11 @@ def command_files(folder: Path) -> list[Path]:
 
 def project_files(project: Path) -> list[Path]:
     """The project's command files: project code that waits for trust (their ``!``
-    commands run), so listed with it (``plugins.project_code``)."""
+    commands run), so listed with it (``Workspace.project_code``)."""
     return [file for place in project_places(project) for file in command_files(place.path)]
+
+
+register_project_code(project_files, order=20)
 
 
 def command_name(folder: Path, file: Path) -> str:
@@ -573,7 +577,7 @@ async def expand(
 
 
 async def run_template(
-    session: Session, template: Template, arguments: str | None, *, extra: str = ""
+    session: PluginHost, template: Template, arguments: str | None, *, extra: str = ""
 ) -> None:
     """Expand ``template`` with ``arguments`` and send it as a turn (``extra``: text added
     at the end of the prompt, as ``tui-agent run`` adds what it got on stdin)."""
@@ -594,7 +598,7 @@ async def run_template(
         await session.turn(expanded)
 
 
-def _handler(session: Session, template: Template) -> Any:
+def _handler(session: PluginHost, template: Template) -> Any:
     async def run(arguments: str | None) -> None:
         await run_template(session, template, arguments)
 
@@ -603,7 +607,7 @@ def _handler(session: Session, template: Template) -> Any:
     return run
 
 
-def template_of(session: Session, name: str) -> Template | None:
+def template_of(session: PluginHost, name: str) -> Template | None:
     """The Markdown command registered as ``/name``, or None (no such command, or not a
     Markdown one)."""
     command = session.commands.get(name)
@@ -619,7 +623,7 @@ def _bundled(source: str) -> bool:
     return source.startswith("bundled:")
 
 
-def load(session: Session, report: LoadReport, project: Path | None) -> list[Template]:
+def load(session: PluginHost, report: LoadReport, project: Path | None) -> list[Template]:
     """Register the Markdown commands of the user's folders and, when ``project`` is given
     (a trusted project), the project's folders. Runs after the plugins' setups: a file
     named like a bundled command replaces it (said once in a note, and marked in its

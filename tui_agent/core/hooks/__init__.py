@@ -1,7 +1,6 @@
 """Claude-style command hooks: parse the settings, run the commands, map Claude's names
-and write the transcript they read.
+and write the transcript they read. Wired into a session by the bundled plugin
+``command_hooks`` (``plugins/command_hooks.py``).
 
 May import: ``conversation`` and below (``tools``, ``project``, ``protocol``, ``util``).
-Today also ``extensions`` (plugins, moments) and ``session`` (TYPE_CHECKING): the
-config -> plugins -> command_hooks circle.
 """

@@ -1,7 +1,6 @@
 """The folder being worked on: the workspace (its git root, its tool context, its system
-prompt), trust, and the settings (config files, ``setup``/``configure``).
+prompt, its project code), trust, and the settings (config files, ``setup``/``configure``,
+the registry of table checks the other parts fill: ``config.register_validator``).
 
-May import: ``protocol``, ``util``. Today also, inside functions or to check a table:
-``sandbox`` and ``hooks`` (config), ``extensions.plugins`` (workspace): the circle
-config -> plugins -> command_hooks -> config, which phase B of issue 28 breaks.
+May import: ``protocol``, ``util``.
 """

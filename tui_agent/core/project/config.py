@@ -36,6 +36,19 @@ class Registration:
     path: str = ""
 
 
+@dataclass(frozen=True)
+class LoadProblem:
+    """A file that failed to load, or a setup that raised: shown in the UI and on stderr."""
+
+    path: str
+    error: str
+    setup: str = ""
+
+    def __str__(self) -> str:
+        where = f"{self.path} (setup {self.setup!r})" if self.setup else self.path
+        return f"{where}: {self.error}"
+
+
 def deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in extra.items():
@@ -201,30 +214,29 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
         'a table of tables ([models."name"])',
     ),
     "checkpoints": (lambda v: isinstance(v, bool), "true or false"),
-    "hooks": (lambda v: not _hooks_problems(v), "a table of hook events"),
-    "sandbox": (lambda v: not _sandbox_problems(v), "a table ([sandbox])"),
 }
 
+# Tables the other parts check themselves (``[sandbox]``, ``hooks``): each registers a
+# checker that returns the table's problems, the first of which is said (the place of the
+# first mistake: ``hooks.PreToolUse[0].timeout must be …``). A table no part registered
+# is not checked. The session's extensions import the parts that register.
+Validator = Callable[[Any], list[str]]
+VALIDATORS: dict[str, Validator] = {}
 
-def _sandbox_problems(value: Any) -> list[str]:
-    from ..sandbox.sandbox import problems  # imported when a [sandbox] table is there
 
-    return problems(value)
+def register_validator(table: str, fn: Validator) -> Validator:
+    """Check the setting ``table`` with ``fn(value) -> problems`` (a later one replaces)."""
+    VALIDATORS[table] = fn
+    return fn
 
 
-def _hooks_problems(value: Any) -> list[str]:
-    from ..hooks.command_hooks import parse  # it reads config files: imported when needed
-
-    return parse(value)[1]
+def validator(table: str) -> Callable[[Validator], Validator]:
+    """``@config.validator("sandbox")``: ``register_validator`` as a decorator."""
+    return lambda fn: register_validator(table, fn)
 
 
 def _problem(key: str, value: Any, what: str) -> str:
-    """What is wrong with ``key``'s value; for ``hooks``, the place of the first mistake
-    (``hooks.PreToolUse[0].timeout must be …``). Secrets are never quoted."""
-    if key == "hooks":
-        return _hooks_problems(value)[0]
-    if key == "sandbox":
-        return _sandbox_problems(value)[0]
+    """What is wrong with ``key``'s value. Secrets are never quoted."""
     shown = "" if key in SECRET_KEYS else f", not {reprlib.repr(value)}"
     return f"{key} must be {what}{shown}"
 
@@ -235,6 +247,14 @@ def check_settings(settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[st
     kept: dict[str, Any] = {}
     problems: list[str] = []
     for key, value in settings.items():
+        check = VALIDATORS.get(key)
+        if check is not None:
+            found = check(value)
+            if found:
+                problems.append(found[0])
+            else:
+                kept[key] = value
+            continue
         rule = SETTING_RULES.get(key)
         if rule is None or rule[0](value):
             kept[key] = value

@@ -3,17 +3,77 @@
 Project-local code (plugins, tool files, a project ``config.toml``) runs only in a trusted
 folder; the answer is remembered per folder (``trust``). Nothing here loads anything: the
 session's ``extensions`` ask the workspace which folders they may read.
+
+Where project code lives is each part's knowledge: the parts that read project files
+(plugins and tool files, Markdown commands, command hooks) register a finder
+(``register_project_code``) when imported; the session's extensions import them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from ..extensions import plugins
 from ..protocol.context import ToolContext, find_worktree
 from . import config as config_module
 from . import trust
 from .prompt import system_prompt
+
+# what makes a folder a project: its own code (Markdown command folders included)
+PROJECT_MARKERS = (
+    ".tui-agent",
+    ".agents/plugins",
+    ".claude/commands",
+    ".opencode/command",
+    ".opencode/commands",
+)
+
+CodeFinder = Callable[[Path], list[Path]]
+# the parts' finders of project code, by their place in the list (``order``)
+_CODE_FINDERS: dict[CodeFinder, int] = {}
+
+
+def register_project_code(finder: CodeFinder, order: int = 50) -> CodeFinder:
+    """``finder(project)`` lists project code files of one part (they need trust);
+    ``order`` places them in ``project_code`` (plugin and tool files 10, Markdown commands
+    20, command hooks 30)."""
+    _CODE_FINDERS[finder] = order
+    return finder
+
+
+def project_root(directory: Path, worktree: Path) -> Path:
+    """The nearest folder from ``directory`` up to the git root holding project-local code."""
+    home = Path.home().resolve()
+    if worktree != directory and worktree in directory.parents:
+        candidates = [
+            directory,
+            *[p for p in directory.parents if p == worktree or worktree in p.parents],
+        ]
+    else:
+        candidates = [directory]
+    for candidate in candidates:
+        if candidate == home:
+            continue
+        if any((candidate / marker).is_dir() for marker in PROJECT_MARKERS):
+            return candidate
+        if (candidate / ".mcp.json").is_file():  # Claude Code's project MCP servers
+            return candidate
+    return directory
+
+
+def project_code(project: Path) -> list[Path]:
+    """Project-local code that needs the folder to be trusted: the registered parts'
+    files, the project's ``config.toml`` and its ``.mcp.json``."""
+    found: list[Path] = []
+    for finder in sorted(_CODE_FINDERS, key=_CODE_FINDERS.__getitem__):
+        found.extend(finder(project))
+    config_file = config_module.project_config_file(project)
+    if config_file.is_file():
+        found.append(config_file)
+    mcp_servers = project / ".mcp.json"  # Claude Code's project MCP servers: commands to run
+    if mcp_servers.is_file():
+        found.append(mcp_servers)
+    return found
 
 
 class Workspace:
@@ -26,13 +86,13 @@ class Workspace:
         if not self.directory.is_dir():
             raise NotADirectoryError(f"not a folder: {self.directory}")
         self.worktree = find_worktree(self.directory)
-        self.project = plugins.project_root(self.directory, self.worktree)
+        self.project = project_root(self.directory, self.worktree)
         self._trusted = trusted  # --trust, or trusted in this session
 
     @property
     def project_code(self) -> list[Path]:
         """The project's own code files (empty when it has none)."""
-        return plugins.project_code(self.project)
+        return project_code(self.project)
 
     @property
     def trusted(self) -> bool:
