@@ -130,6 +130,22 @@ def test_no_core_module_is_too_long() -> None:
     assert not long, f"core modules over {MAX_CORE_LINES} lines, split them: {long}"
 
 
+def test_the_parts_register_their_checks_and_project_code() -> None:
+    """config and workspace import nothing above them: the sandbox and the command hooks
+    register their tables' checks, and the loaders their project files, when the session's
+    extensions import them; a table nobody registered is not checked."""
+    from tui_agent.core.extensions import extensions  # noqa: F401  (imports the parts)
+    from tui_agent.core.project import config, workspace
+
+    assert {"sandbox", "hooks"} <= set(config.VALIDATORS)
+    kept, problems = config.check_settings({"hooks": 3, "model": "m", "unchecked": object})
+    assert list(kept) == ["model", "unchecked"]
+    assert len(problems) == 1
+    assert problems[0].startswith("hooks must be a table of hook events, each an array")
+    orders = sorted(workspace._CODE_FINDERS.values())
+    assert orders == [10, 20, 30]
+
+
 @pytest.mark.parametrize(
     ("graph", "expected"),
     [
