@@ -2,10 +2,10 @@
 loaded and reloaded.
 
 One *load* reads the settings, imports the plugin files, runs their setups (which register
-tools, hooks and commands, and the load's ``on_turn``/``on_close`` functions and tool
+tools, hooks and commands, the load's ``on("turn")``/``on("close")`` functions and tool
 filters) and registers the tool files. ``reload`` replaces the load: the replaced load's
-``on_close`` functions finish before the new setups run, so a plugin that starts something
-(a server, a watcher) stops it in ``on_close`` and starts it again in its setup.
+``close`` functions finish before the new setups run, so a plugin that starts something
+(a server, a watcher) stops it on ``close`` and starts it again in its setup.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class Extensions:
         self._filters: list[Callable[[str], bool]] = []
         self._turn_hooks: list[Hook] = []
         self._close_hooks: list[Hook] = []
-        self.moments = Moments(output)  # on_prompt, on_stop, on_start: this load's
+        self.moments = Moments(output)  # on("prompt" | "stop" | "start"): this load's
         self._kept: dict[str, object] = {}
         self._provider: Provider | None = None
         self._pending: asyncio.Task[None] | None = None
