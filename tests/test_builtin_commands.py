@@ -11,15 +11,13 @@ from typing import Any
 import pytest
 from conftest import write
 
-from tui_agent import create_session
+from tui_agent import Session, create_session
 from tui_agent.core.conversation.journal import read_messages
 from tui_agent.core.protocol.events import (
     Compacted,
     ConversationReset,
-    ExitRequested,
-    ThemeRequested,
 )
-from tui_agent.testing import FakeOpenAI, Reply
+from tui_agent.testing import FakeOpenAI, Person, Reply
 
 COMMANDS = [
     "/help",
@@ -180,11 +178,13 @@ async def test_unknown_command_lists_the_commands(project: Path) -> None:
 @pytest.mark.parametrize("line", ["/exit", "/quit"])
 async def test_exit_and_quit(project: Path, line: str) -> None:
     session = create_session(project)
-    assert session.exit_requested is False
+    assert session.frontend.exit_requested is False
     seen = await command(session, line)
-    assert session.exit_requested is True
-    assert seen.of(ExitRequested) == [ExitRequested()]
+    assert session.frontend.exit_requested is True
     assert not seen.errors()
+    session.frontend = person = Person()  # the app: it is asked to quit
+    await command(session, line)
+    assert person.asked == ["exit"]
 
 
 async def test_clear_forgets_the_conversation_and_starts_a_new_session(project: Path) -> None:
@@ -457,28 +457,31 @@ async def test_resume_with_a_bad_id_is_an_error(project: Path, line: str) -> Non
 # -- /theme ---------------------------------------------------------------------------------
 
 
-async def test_theme_switches_to_a_known_theme(project: Path) -> None:
+def themed(project: Path) -> tuple[Session, Person]:
     session = create_session(project)
-    session.themes = ["dark", "light"]
+    session.frontend = person = Person(themes=["dark", "light"])
+    return session, person
+
+
+async def test_theme_switches_to_a_known_theme(project: Path) -> None:
+    session, person = themed(project)
     assert session.commands.completions_for("theme", "l") == ["light"]
     seen = await command(session, "/theme light")
     assert not seen.errors()
-    assert seen.of(ThemeRequested) == [ThemeRequested("light")]
+    assert person.asked == ["theme light"]
 
 
 async def test_theme_unknown_name_is_an_error(project: Path) -> None:
-    session = create_session(project)
-    session.themes = ["dark", "light"]
+    session, person = themed(project)
     seen = await command(session, "/theme neon")
     assert len(seen.errors()) == 1
     assert seen.errors()[0].startswith("error: ")
     assert "neon" in seen.errors()[0] and "dark" in seen.errors()[0]
-    assert not seen.of(ThemeRequested)
+    assert person.asked == []
 
 
 async def test_theme_without_a_name_lists_the_themes(project: Path) -> None:
-    session = create_session(project)
-    session.themes = ["dark", "light"]
+    session, person = themed(project)
     seen = await command(session, "/theme")
     assert "dark" in seen.text and "light" in seen.text
-    assert not seen.of(ThemeRequested)
+    assert person.asked == []

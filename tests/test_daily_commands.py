@@ -21,11 +21,11 @@ from conftest import write
 
 import tui_agent
 from tui_agent import create_session
-from tui_agent.events import ClipboardRequested
 from tui_agent.headless import same_destination
 from tui_agent.testing import (
     Call,
     FakeOpenAI,
+    Person,
     Reply,
     chat_text,
     run_app,
@@ -347,13 +347,10 @@ async def test_copy_puts_the_last_reply_on_the_clipboard(
         assert "error" not in chat_text(app).split("two", 1)[1]
 
 
-async def test_copy_without_the_app_asks_whoever_listens(
+async def test_copy_without_the_app_asks_the_frontend(
     project: Path, fake_openai: FakeOpenAI
 ) -> None:
     session = await a_session_after_a_turn(project, fake_openai)
-    asked: list[object] = []
-    session.events.listen(asked.append)
-    await session.run_command_line("/copy")
-    assert [e for e in asked if isinstance(e, ClipboardRequested)] == [
-        ClipboardRequested("It says `alpha`.")
-    ]
+    session.frontend = person = Person()
+    await session.commands.run_line("/copy")
+    assert person.copied == ["It says `alpha`."]
