@@ -44,7 +44,8 @@ def test_output_is_streamed_recorded_and_runs_in_the_session_folder(session: Ses
     assert "".join(e.text for e in shell_events if isinstance(e, ShellOutput)) == run.output
     assert shell_events[-1] == ShellFinished(run)
     (message,) = session.conversation.messages
-    assert message == {
+    assert message.origin == "shell"  # and what the model gets:
+    assert message.to_openai() == {
         "role": "user",
         "content": (
             "I ran `pwd; echo out; echo err >&2; exit 3` in the shell (exit status 3):\n"

@@ -108,7 +108,9 @@ class Agent:
     async def turn(self, prompt: str) -> ev.TurnFinished:
         """Run one turn of ``prompt``; its outcome (the final reply, the error that ended
         it, the steps) is returned, and emitted as it is. A cancel emits a cancelled one and
-        raises ``CancelledError``."""
+        raises ``CancelledError``. ``prompt`` is recorded as a ``UserMessage``: a
+        ``"prompt"``, unless it is a ``UserText`` that says otherwise (a stop function's
+        ``"continuation"``)."""
         self.events.emit(ev.TurnStarted(prompt))
         self.transcript.record(UserMessage(prompt))
         reply_text = ""
@@ -147,7 +149,8 @@ class Agent:
                         result = self.budget.cap(call.name, result)
                     self.transcript.record(ToolMessage(call.id, result))
                 for steer in self.steering.take() if self.steering is not None else ():
-                    self.transcript.record(UserMessage(steer.content))  # seen by the next request
+                    steered = UserMessage(steer.content, origin="steer", prompt=steer.prompt)
+                    self.transcript.record(steered)  # seen by the next request
                     self.events.emit(ev.Steered(steer.prompt, steer.content))
         except asyncio.CancelledError:
             pending = self._pending
@@ -264,8 +267,8 @@ class Agent:
 
     async def _stream(self, provider: Provider, reply: Reply) -> None:
         tools = self.tools()
-        # the provider boundary: plain OpenAI dicts (each message's own, not a copy), so a
-        # plugin's provider can send them as JSON as it is
+        # the provider boundary: plain OpenAI dicts (each message's own, not a copy; a user
+        # message's origin left out), so a plugin's provider can send them as JSON as it is
         request = [openai_dict(m) for m in self.transcript.request(self.system_prompt())]
         before = self.tokens
         budget = self.budget

@@ -136,10 +136,12 @@ class Connection:
 
     @staticmethod
     def sent(content: str) -> tuple[str, tuple[str, ...]]:
-        """A user message as the model got it, as the chat shows it: the prompt, and the
-        labels of its ``@path`` attachments (a Markdown command's turn is shown so)."""
-        expanded = mentions.split(content)
-        return expanded.prompt, tuple(attachment.label for attachment in expanded.attachments)
+        """A user message as the model got it, as the chat shows it: the prompt as typed,
+        and the labels of its ``@path`` attachments (a Markdown command's turn is shown so),
+        as the ``UserText`` the core sent keeps them; other text is all prompt."""
+        if isinstance(content, messages.UserText):
+            return content.prompt, content.attachments
+        return content, ()
 
     @staticmethod
     def is_command(line: str) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 from textual.widget import Widget
 
 from .chat import ChatView, HiddenNote, ReplyStream, ToolCallBlock, split_markdown, user_message
-from .connected import Conversation, mentions, messages, user_shell
+from .connected import Conversation, messages, user_shell
 from .markdown_widgets import ReplyMarkdown
 
 Message = messages.Message
@@ -101,16 +101,15 @@ def tail_start(shown: list[Message], count: int) -> int:
     return start
 
 
-def _user_widget(text: str) -> Widget:
-    """A user message as it was shown live: a ``!command`` as its block, a prompt with
-    ``@path`` attachments as the prompt and a chip per attachment."""
-    run = user_shell.parse(text)
+def _user_widget(message: messages.UserMessage) -> Widget:
+    """A user message as it was shown live, by its origin: a ``!command`` as its block, a
+    prompt with ``@path`` attachments as the prompt as typed and a chip per attachment."""
+    run = user_shell.run_of(message)
     if run is not None:
         from .shell_block import ShellBlock
 
         return ShellBlock(run.command, run)
-    expanded = mentions.split(text)
-    return user_message(expanded.prompt, [a.label for a in expanded.attachments])
+    return user_message(message.prompt, list(message.attachments))
 
 
 def transcript_widgets(
@@ -121,7 +120,7 @@ def transcript_widgets(
     widgets: list[Widget] = []
     for message in shown:
         if isinstance(message, messages.UserMessage):
-            widgets.append(_user_widget(message.text))
+            widgets.append(_user_widget(message))
         elif isinstance(message, messages.AssistantMessage):
             if message.text:
                 for piece in split_markdown(message.text, ReplyStream.SEGMENT_BLOCKS):

@@ -26,15 +26,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..conversation import mentions
+from ..conversation import journal
 from ..conversation.transcript import Transcript
-from ..extensions import moments
 from ..protocol import events as ev
-from ..protocol.messages import Message, UserMessage, adopt, openai_dict
+from ..protocol.messages import Message, UserMessage, adopt
 from ..protocol.output import Output
 from ..protocol.records import Checkpoint as Checkpoint  # re-exported
 from ..protocol.records import Restored as Restored  # re-exported
-from ..sandbox import user_shell
 from .store import CheckpointError, CheckpointStore
 
 log = logging.getLogger("tui_agent.undo")
@@ -253,7 +251,7 @@ class Checkpoints:
                 "turns": [c.turn for c in turns],
                 "code": code,
                 "conversation": bool(removed),
-                "removed": [openai_dict(m) for m in removed],
+                "removed": [journal.written(m) for m in removed],
             }
         )
         restored = Restored(
@@ -454,14 +452,13 @@ def _union(checkpoint: Checkpoint, skipped: Sequence[str]) -> tuple[str, ...]:
 
 
 def _typed(message: Message) -> str | None:
-    """The prompt a user message of a turn was typed as (its ``@path`` attachments and
-    hooks' context taken off), or None for any other message (a ``!command``'s output and a
-    stop hook's feedback are not turns)."""
-    if not isinstance(message, UserMessage) or user_shell.parse(message.text) is not None:
+    """The prompt a turn's first message was typed as (``UserMessage.prompt``: without its
+    ``@path`` attachments and the prompt functions' context), or None for any other message
+    (a ``!command``'s output, a steer, a stop function's continuation are no turn's
+    start): read from its origin, never from its text."""
+    if not isinstance(message, UserMessage) or message.origin != "prompt":
         return None
-    if moments.is_feedback(message.text):  # a stop hook kept the turn going: not a prompt
-        return None
-    return moments.without_context(mentions.split(message.text).prompt)
+    return message.prompt
 
 
 def _last_prompt(messages: Sequence[Message], prompt: str) -> int | None:
@@ -509,7 +506,5 @@ def records_of(lines: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
 
 def load_from(path: Path, checkpoints: Checkpoints) -> None:
     """``checkpoints.load`` with the records of the journal at ``path``."""
-    from ..conversation import journal
-
     lines = records_of(journal.read_lines(path))
     checkpoints.load(journal.parse_records(path, lines))

@@ -125,14 +125,14 @@ def summary_messages(summary: str, first_kept: Message | None) -> list[Message]:
     """The messages that stand for the summarised part: the summary as a user message, and
     when the kept part starts with a user message too, a short assistant reply between them
     (some local chat templates refuse two user messages in a row)."""
-    made: list[Message] = [UserMessage(f"{SUMMARY_HEADER}\n\n{summary.strip()}")]
+    made: list[Message] = [UserMessage(f"{SUMMARY_HEADER}\n\n{summary.strip()}", origin="summary")]
     if first_kept is None or isinstance(first_kept, UserMessage):
         made.append(AssistantMessage(SUMMARY_ACK))
     return made
 
 
 def is_summary(message: Message) -> bool:
-    return isinstance(message, UserMessage) and message.text.startswith(SUMMARY_HEADER)
+    return isinstance(message, UserMessage) and message.origin == "summary"
 
 
 def render(message: Message, limit: int) -> str:

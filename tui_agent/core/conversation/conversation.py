@@ -15,7 +15,7 @@ from ..protocol.messages import (
     UserMessage,
     adopt,
     as_message,
-    openai_dict,
+    record_dict,
 )
 from ..protocol.result import Result
 
@@ -206,7 +206,7 @@ def starts_cleanly(message: Any) -> bool:
     the whole of it."""
     if not well_formed(message) or message["role"] == "tool":
         return False
-    return _strict(openai_dict(_cleaned(message)))
+    return _strict(record_dict(_cleaned(message)))
 
 
 def repair(messages: Iterable[Any], reason: str) -> list[Message]:
@@ -216,12 +216,12 @@ def repair(messages: Iterable[Any], reason: str) -> list[Message]:
     when another message comes get an error result saying ``reason``. Calls the last
     message left open stay open: the caller answers them (and journals the answers)."""
     raw = (
-        m if type(m) is dict else openai_dict(m) if isinstance(m, Mapping) else m for m in messages
+        m if type(m) is dict else record_dict(m) if isinstance(m, Mapping) else m for m in messages
     )
     cleaned = [_cleaned(message) for message in raw if well_formed(message)]
     # one check for the whole transcript, per message only if it fails
-    if not _strict([openai_dict(message) for message in cleaned]):
-        cleaned = [message for message in cleaned if _strict(openai_dict(message))]
+    if not _strict([record_dict(message) for message in cleaned]):
+        cleaned = [message for message in cleaned if _strict(record_dict(message))]
     fixed: list[Message] = []
     waiting: dict[str, str] = {}  # call id -> tool name
     for message in cleaned:

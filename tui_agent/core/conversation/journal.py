@@ -2,7 +2,13 @@
 
 A crash mid-write leaves at most a torn last line, which reading skips. Settings (and
 so API keys) are never written: only the session header and the chat messages, each as
-its OpenAI dict (``messages.openai_dict``; ``Transcript.resume`` types them again).
+its dict (``messages.record_dict``; ``Transcript.resume`` types them again).
+
+Format ``VERSION`` 2 (the header's ``"version"``): a user message says where it came from
+(``"origin"``, always written; see ``messages.ORIGINS``). Journals written before (no
+``"version"``) still resume: reading gives each of their user messages its origin from
+its text, by the rules of that time (``classify_legacy``), so after reading every user
+message has one, and nothing else parses message text to learn what it is.
 """
 
 from __future__ import annotations
@@ -16,10 +22,23 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from ..protocol.messages import adopt, openai_dict
+from ..protocol.messages import (
+    CONTEXT_CLOSE,
+    CONTEXT_OPEN,
+    FEEDBACK_CLOSE,
+    FEEDBACK_OPEN,
+    UserMessage,
+    adopt,
+    record_dict,
+)
+from ..sandbox import user_shell
 from ..util import paths
+from . import mentions
+from .compaction import SUMMARY_HEADER
 
 log = logging.getLogger("tui_agent.journal")
+
+VERSION = 2  # 2: user messages carry their origin; 1 (no "version"): it was in their text
 
 
 def sessions_dir() -> Path:
@@ -60,6 +79,7 @@ class Journal:
                 self._write(
                     {
                         "type": "session",
+                        "version": VERSION,
                         "id": self.id,
                         "directory": str(self.directory),
                         "created": datetime.now().isoformat(timespec="seconds"),
@@ -84,7 +104,7 @@ class Journal:
         """Write ``message`` (typed, or an OpenAI dict) as one flushed line."""
         try:
             self._open()
-            self._write({"type": "message", "message": openai_dict(message)})
+            self._write({"type": "message", "message": written(message)})
         except (OSError, ValueError) as exc:
             log.warning("could not write journal %s", self.path, exc_info=True)
             if not self.failed and self.on_error is not None:
@@ -102,7 +122,7 @@ class Journal:
         from the last such record; the lines before it stay in the file."""
         try:
             self._open()
-            record = {"type": "compaction", **info, "messages": [openai_dict(m) for m in messages]}
+            record = {"type": "compaction", **info, "messages": [written(m) for m in messages]}
             self._write(record)
         except (OSError, ValueError):
             log.warning("could not write journal %s", self.path, exc_info=True)
@@ -144,9 +164,71 @@ def read_lines(path: Path) -> list[tuple[int, str]]:
     return [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
 
 
+def written(message: Mapping[str, Any]) -> dict[str, Any]:
+    """``message`` as the journal writes it: its whole dict (``record_dict``: the message's
+    own when nothing is added), a user message with its ``"origin"`` even when it is the
+    default ``"prompt"`` (a user message without one was written before origins)."""
+    data = record_dict(message)
+    if data.get("role") == "user" and "origin" not in data:
+        return {**data, "origin": "prompt"}
+    return data
+
+
+def read_message(data: dict[str, Any]) -> dict[str, Any]:
+    """A journaled message dict as the conversation holds it: a user message's default
+    ``"origin"`` left out (a prompt equals ``{"role": "user", "content": …}``), and one
+    written before origins classified (``classify_legacy``). Changed in place."""
+    if data.get("role") != "user":
+        return data
+    if "origin" not in data:
+        data.update(classify_legacy(data.get("content")))
+    if data.get("origin") == "prompt":
+        del data["origin"]
+    return data
+
+
+def classify_legacy(content: Any) -> dict[str, Any]:
+    """Where a user message written before origins (journal format 1) came from, from its
+    text, by the rules of that time: the one place that still reads them. The keys to add
+    to its dict (``messages.USER_KEYS``)."""
+    text = adopt({"role": "user", "content": content}).text
+    run = user_shell.parse(text)
+    if run is not None:
+        return {"origin": "shell", "shell": user_shell.kept(run)}
+    if text.startswith(FEEDBACK_OPEN) and text.endswith(FEEDBACK_CLOSE):
+        return {"origin": "continuation"}
+    if text.startswith(SUMMARY_HEADER):
+        return {"origin": "summary"}
+    expanded = mentions.split(text)
+    prompt = expanded.prompt
+    if prompt.endswith(CONTEXT_CLOSE) and (start := prompt.rfind(CONTEXT_OPEN)) >= 0:
+        prompt = prompt[:start]  # the prompt functions' context, after what was typed
+    found: dict[str, Any] = {"origin": "prompt"}
+    if prompt != text:
+        found["prompt"] = prompt
+    if expanded.attachments:
+        found["attachments"] = [attachment.label for attachment in expanded.attachments]
+    return found
+
+
+def _read(record: dict[str, Any]) -> dict[str, Any]:
+    """A record's messages as the conversation holds them (``read_message``): a
+    message's, a compaction's, an undo's."""
+    kind = record.get("type")
+    if kind == "message" and isinstance(record.get("message"), dict):
+        read_message(record["message"])
+    elif kind in ("compaction", "undo"):
+        found = record.get("messages" if kind == "compaction" else "removed")
+        for message in found if isinstance(found, list) else ():
+            if isinstance(message, dict):
+                read_message(message)
+    return record
+
+
 def parse_records(path: Path, lines: list[tuple[int, str]]) -> list[dict[str, Any]]:
-    """The records of ``lines`` (from ``read_lines``) that parse; torn or corrupt lines are
-    skipped with a warning."""
+    """The records of ``lines`` (from ``read_lines``) that parse, their messages as the
+    conversation holds them (``read_message``: each user message has its origin); torn or
+    corrupt lines are skipped with a warning."""
     records: list[dict[str, Any]] = []
     for number, line in lines:
         try:
@@ -155,7 +237,7 @@ def parse_records(path: Path, lines: list[tuple[int, str]]) -> list[dict[str, An
             log.warning("skipping unreadable line %d of %s", number, path)
             continue
         if isinstance(record, dict):
-            records.append(record)
+            records.append(_read(record))
     return records
 
 
@@ -177,8 +259,8 @@ def last_compaction(lines: list[tuple[int, str]]) -> int | None:
 
 
 def read_messages(path: Path) -> list[dict[str, Any]]:
-    """The journaled message dicts, as written (unchecked: ``conversation.repair`` makes a
-    transcript of them)."""
+    """The journaled message dicts, as the conversation holds them (unchecked:
+    ``conversation.repair`` makes a transcript of them)."""
     return messages_of(read_records(path))
 
 
@@ -198,7 +280,8 @@ def _info(path: Path) -> SessionInfo | None:
     head = records[0]
     messages = messages_of(records)
     first_user = next((m for m in messages if m.get("role") == "user"), None)
-    title = adopt(first_user).text[:80] if first_user else ""  # a record nothing else holds
+    typed = adopt(first_user) if first_user else None  # a record nothing else holds
+    title = typed.prompt[:80] if isinstance(typed, UserMessage) else ""
     return SessionInfo(
         id=str(head.get("id") or path.stem),
         directory=str(head.get("directory", "")),

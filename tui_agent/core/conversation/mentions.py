@@ -2,8 +2,9 @@
 model gets.
 
 The message recorded (and journaled, and sent) is the prompt as typed, then one block per
-attachment, each headed by a line the chat recognises again when it redraws a resumed
-conversation (``split``)::
+attachment, each headed by a line saying what it is; the message keeps the prompt as typed
+and the attachments' labels besides (``Expanded.content`` is a ``UserText``), so nothing
+reads them out of its text again (``split`` does, for journals written before that)::
 
     explain @src/app.py
 
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..engines.project_files import SKIP_DIRS, git_files, in_git
+from ..protocol.messages import UserText
 
 MAX_BYTES = 100 * 1024  # of a file's text attached
 MAX_LINES = 2000
@@ -81,7 +83,8 @@ class Attachment:
 @dataclass(frozen=True)
 class Expanded:
     """A prompt with its mentions attached: ``prompt`` as typed, ``content`` what the model
-    gets (the prompt, then the attachments), and the ``attachments``."""
+    gets (the prompt, then the attachments: a ``UserText`` that keeps the prompt and the
+    attachments' labels for the ``UserMessage`` made of it), and the ``attachments``."""
 
     prompt: str
     content: str
@@ -327,7 +330,8 @@ def expand(prompt: str, directory: Path, worktree: Path) -> Expanded:
         blocks.append(block)
     if not attachments:
         return Expanded(prompt, prompt)
-    content = "\n\n".join([prompt, *blocks])
+    labels = [attachment.label for attachment in attachments]
+    content = UserText("\n\n".join([prompt, *blocks]), prompt=prompt, attachments=labels)
     return Expanded(prompt, content, tuple(attachments))
 
 
@@ -378,9 +382,9 @@ def _blocks_from(text: str, position: int) -> list[Attachment] | None:
 
 
 def split(content: str) -> Expanded:
-    """A recorded user message taken apart again: the prompt as typed and its attachments
-    (the chat shows a resumed conversation this way); a message without attachment
-    blocks is all prompt."""
+    """A user message's text taken apart again: the prompt as typed and its attachments;
+    a message without attachment blocks is all prompt. Only for journals written before
+    user messages kept these (``journal.classify_legacy``)."""
     marker = "\n\nAttached "
     start = content.find(marker)
     while start >= 0:

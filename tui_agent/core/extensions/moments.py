@@ -4,9 +4,10 @@ built on them; any plugin can register the same way (``session.on_prompt``,
 ``session.on_stop``, ``session.on_start``).
 
 Registrations belong to one load, like ``on_turn``: ``Extensions`` clears them when a load
-is replaced. What they add to the conversation is written in a form the rest of the core
-recognises again (``without_context``, ``is_feedback``), so ``/undo`` still finds the
-prompt a turn was typed as.
+is replaced. What they add to the conversation says where it came from: a prompt with
+their context keeps the prompt as typed (``UserMessage.prompt``), and their feedback is a
+``"continuation"`` (``UserMessage.origin``), so ``/undo`` finds the prompt a turn was typed
+as without reading the message's text.
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.messages import (
+    CONTEXT_CLOSE,
+    CONTEXT_OPEN,
+    FEEDBACK_CLOSE,
+    FEEDBACK_OPEN,
+    UserText,
+)
 from ..protocol.output import Output
 
 if TYPE_CHECKING:
@@ -24,10 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tui_agent.moments")
 
 MAX_STOP_CONTINUATIONS = 3  # times one prompt's turn may be kept going by stop functions
-CONTEXT_OPEN = "\n\n<hook-context>\n"
-CONTEXT_CLOSE = "\n</hook-context>"
-FEEDBACK_OPEN = "<hook-feedback>\n"
-FEEDBACK_CLOSE = "\n</hook-feedback>"
+__all__ = ["CONTEXT_CLOSE", "CONTEXT_OPEN", "FEEDBACK_CLOSE", "FEEDBACK_OPEN"]  # re-exported
 
 PromptFn = Callable[[str], Any]  # (prompt as typed) -> context to add, or None
 StopFn = Callable[[str, int], Any]  # (final reply, continuations so far) -> feedback or None
@@ -39,35 +44,23 @@ class PromptBlocked(Exception):
     and ``session.turn`` raises it with the message for the user."""
 
 
-def with_context(prompt: str, content: str, texts: list[str]) -> str:
+def with_context(prompt: str, content: str, texts: list[str]) -> UserText:
     """``content`` (the prompt, then its attachments) with ``texts`` in one block right
-    after the prompt, so the attachments stay last (the chat recognises them there)."""
+    after the prompt, so the attachments stay last; a ``UserText`` that keeps ``prompt``
+    (and what ``content`` kept: the attachments' labels)."""
+    meta = {**getattr(content, "meta", {}), "prompt": prompt}
     if not texts:
-        return content
+        return UserText(content, **meta)
     block = CONTEXT_OPEN + "\n\n".join(texts) + CONTEXT_CLOSE
     if not content.startswith(prompt):
-        return content + block
-    return prompt + block + content[len(prompt) :]
+        return UserText(content + block, **meta)
+    return UserText(prompt + block + content[len(prompt) :], **meta)
 
 
-def without_context(prompt: str) -> str:
-    """A recorded prompt (attachments already taken off) without the context block
-    ``with_context`` put after it: the prompt as typed."""
-    if prompt.endswith(CONTEXT_CLOSE):
-        start = prompt.rfind(CONTEXT_OPEN)
-        if start >= 0:
-            return prompt[:start]
-    return prompt
-
-
-def feedback_message(text: str) -> str:
-    """The user message that keeps a turn going after a stop function's ``text``."""
-    return FEEDBACK_OPEN + text + FEEDBACK_CLOSE
-
-
-def is_feedback(text: str) -> bool:
-    """A user message made by ``feedback_message``: part of a turn, not a prompt."""
-    return text.startswith(FEEDBACK_OPEN) and text.endswith(FEEDBACK_CLOSE)
+def feedback_message(text: str) -> UserText:
+    """The user message that keeps a turn going after a stop function's ``text``: a
+    ``"continuation"``."""
+    return UserText(FEEDBACK_OPEN + text + FEEDBACK_CLOSE, origin="continuation")
 
 
 async def _value(fn: Callable[..., Any], *args: Any) -> Any:
@@ -119,8 +112,9 @@ class Moments:
 
     async def submitted(self, prompt: str, content: str) -> str:
         """What the model gets for a prompt: ``content`` with what the prompt functions
-        added. A function that raises stops the prompt (``PromptBlocked`` on purpose; any
-        other exception too, as the prompt must not go out unchecked)."""
+        added (a ``UserText`` that keeps ``prompt`` as typed). A function that raises stops
+        the prompt (``PromptBlocked`` on purpose; any other exception too, as the prompt
+        must not go out unchecked)."""
         texts = []
         for fn in list(self.prompt):
             text = await _value(fn, prompt)

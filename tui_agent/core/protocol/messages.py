@@ -3,7 +3,8 @@
 Code reads the typed attributes (``UserMessage.text``, ``AssistantMessage.calls``,
 ``ToolMessage.call_id`` and ``.result``); a message's OpenAI Chat Completions dict is
 handed on only at the edges: the request the ``openai`` provider sends
-(``openai_dict``) and the journal's JSON lines (read back by ``conversation.repair``).
+(``openai_dict``) and the journal's JSON lines (``record_dict``; read back by
+``conversation.repair``).
 Each message is also a read-only mapping of that dict, so ``message["role"]``, ``.get``,
 ``dict(message)`` and ``message == {"role": "user", "content": "hi"}`` work as they did
 when the transcript held dicts (plugins and tests rely on it).
@@ -12,6 +13,12 @@ A message keeps the dict it was made from, keys it does not model included (``na
 ``reasoning_content``…): nothing is lost between the journal, the conversation and the
 request. The typed attributes are read from that dict on first use and kept, so a long
 journal is typed for little more than the dicts it holds.
+
+A user message also says where it came from (``UserMessage.origin``, ``ORIGINS``): a
+prompt, a steer, a stop function's continuation, a ``!command``'s output, a summary. No
+code reads that out of its text. It is kept in keys of its dict that the journal stores
+and the request leaves out (``USER_KEYS``: ``openai_dict`` is the provider's dict,
+``record_dict`` the journal's); a prompt as typed has none of them.
 """
 
 from __future__ import annotations
@@ -85,8 +92,9 @@ class Message(Mapping[str, Any]):
         return _text(self._data.get("content"))
 
     def to_openai(self) -> dict[str, Any]:
-        """The OpenAI Chat Completions dict: a copy of its own, every key kept."""
-        copied: dict[str, Any] = _copy(self._data)
+        """The OpenAI Chat Completions dict (``openai_dict``), a copy of its own: every key
+        kept but a user message's ``USER_KEYS``."""
+        copied: dict[str, Any] = _copy(openai_dict(self))
         return copied
 
     # -- the read-only mapping --------------------------------------------------------------
@@ -142,16 +150,126 @@ class SystemMessage(Message):
             self._data.update(_copy(extra))
 
 
+ORIGINS = ("prompt", "steer", "continuation", "shell", "summary")
+"""Where a user message comes from (``UserMessage.origin``):
+
+- ``"prompt"``: a turn's prompt, as the user (or a Markdown command, or a plugin's
+  ``session.turn``) sent it; the default. When the model got more than was typed (``@path``
+  attachments, the context the prompt functions added), ``prompt`` is what was typed and
+  ``attachments`` the labels of the attached paths.
+- ``"steer"``: sent into a running turn (``session.steer``), recorded at a step boundary;
+  ``prompt`` and ``attachments`` as for a prompt. (A steer that starts the next turn is
+  that turn's ``"prompt"``.)
+- ``"continuation"``: a stop function's feedback that keeps a turn going
+  (``Moments.until_stopped``): part of the turn, not a prompt.
+- ``"shell"``: a ``!command`` the user ran and its output (``user_shell.message``);
+  ``shell`` holds the run's ``command``, ``exit_status``, ``cancelled`` and ``elapsed``.
+- ``"summary"``: a compaction's summary of the conversation before it.
+"""
+
+USER_KEYS = frozenset({"origin", "prompt", "attachments", "shell"})
+"""The keys of a user message's dict that say where it came from: the journal keeps them,
+the request to the model leaves them out (``openai_dict``)."""
+
+# how the prompt functions' context and a stop function's feedback are written into the
+# content the model gets (``extensions/moments.py``); journals written before the origins
+# are read by them (``journal.classify_legacy``)
+CONTEXT_OPEN = "\n\n<hook-context>\n"
+CONTEXT_CLOSE = "\n</hook-context>"
+FEEDBACK_OPEN = "<hook-feedback>\n"
+FEEDBACK_CLOSE = "\n</hook-feedback>"
+
+
+class UserText(str):
+    """The content of a user message still to be recorded, with where it came from: what
+    ``mentions.expand``, the prompt functions (``Moments.submitted``) and
+    ``user_shell.message`` give. To all code it is the text; ``UserMessage(text)`` keeps
+    its ``meta`` (the ``USER_KEYS`` of the message to make), so what passes it on as text
+    (the session's turn, steering, events) loses nothing."""
+
+    meta: dict[str, Any]
+
+    def __new__(cls, text: str, **meta: Any) -> UserText:
+        made = super().__new__(cls, text)
+        made.meta = {**text.meta, **meta} if isinstance(text, UserText) else dict(meta)
+        return made
+
+    @property
+    def origin(self) -> str:
+        origin = self.meta.get("origin")
+        return origin if isinstance(origin, str) else "prompt"
+
+    @property
+    def prompt(self) -> str:
+        """What was typed (the text itself unless more was added to it)."""
+        prompt = self.meta.get("prompt")
+        return prompt if isinstance(prompt, str) else str(self)
+
+    @property
+    def attachments(self) -> tuple[str, ...]:
+        return tuple(self.meta.get("attachments") or ())
+
+
 class UserMessage(Message):
-    """What the user typed (``text``); ``content`` may also be a list of parts."""
+    """A user message: its ``text`` (``content`` may also be a list of parts) and its
+    ``origin`` (one of ``ORIGINS``; a plugin may make up others). ``prompt``: what was
+    typed, when the content holds more (attachments, the prompt functions' context);
+    ``attachments``: the labels of the ``@path`` attachments; ``shell``: a ``!command``'s
+    run (a dict). A ``UserText`` brings its own. These are stored in the message's dict
+    (and so in the journal) only when they say something: a prompt as typed is
+    ``{"role": "user", "content": …}``, as it always was."""
 
     __slots__ = ()
     ROLE = "user"
 
-    def __init__(self, text: str | list[dict[str, Any]], **extra: Any) -> None:
-        self._data = {"role": self.ROLE, "content": text if isinstance(text, str) else _copy(text)}
+    def __init__(
+        self,
+        text: str | list[dict[str, Any]],
+        *,
+        origin: str | None = None,
+        prompt: str | None = None,
+        attachments: Iterable[str] | None = None,
+        **extra: Any,
+    ) -> None:
+        meta: dict[str, Any] = dict(text.meta) if isinstance(text, UserText) else {}
+        content = str(text) if isinstance(text, str) else _copy(text)
+        self._data = {"role": self.ROLE, "content": content}
+        if origin is not None:
+            meta["origin"] = origin
+        if prompt is not None:
+            meta["prompt"] = prompt
+        if attachments is not None:
+            meta["attachments"] = list(attachments)
+        if meta.get("origin") not in (None, "prompt"):
+            self._data["origin"] = meta["origin"]
+        if isinstance(meta.get("prompt"), str) and meta["prompt"] != content:
+            self._data["prompt"] = meta["prompt"]
+        if meta.get("attachments"):
+            self._data["attachments"] = [str(label) for label in meta["attachments"]]
+        if isinstance(meta.get("shell"), Mapping):
+            self._data["shell"] = _copy(meta["shell"])
         if extra:
             self._data.update(_copy(extra))
+
+    @property
+    def origin(self) -> str:
+        """Where it came from (``ORIGINS``): ``"prompt"`` unless it says otherwise."""
+        origin = self._data.get("origin")
+        return origin if isinstance(origin, str) else "prompt"
+
+    @property
+    def prompt(self) -> str:
+        """What was typed: the ``prompt`` it keeps, else its text."""
+        prompt = self._data.get("prompt")
+        return prompt if isinstance(prompt, str) else self.text
+
+    @property
+    def attachments(self) -> tuple[str, ...]:
+        """The labels of its ``@path`` attachments (``src/app.py (120 lines)``)."""
+        labels = self._data.get("attachments")
+        if not isinstance(labels, list):
+            return ()
+        return tuple(label for label in labels if isinstance(label, str))
 
 
 class AssistantMessage(Message):
@@ -248,8 +366,18 @@ def as_message(message: Mapping[str, Any]) -> Message:
 
 
 def openai_dict(message: Mapping[str, Any]) -> dict[str, Any]:
-    """The OpenAI dict of ``message`` for a reader that only reads it (the journal writes
-    it, a provider sends it): a typed message's own dict, not a copy."""
+    """The OpenAI dict of ``message`` for a reader that only reads it (a provider sends
+    it): a typed message's own dict, not a copy, but for a user message that says where it
+    came from: a copy without its ``USER_KEYS`` (the model gets role and content)."""
+    data = record_dict(message)
+    if data.get("role") == "user" and not USER_KEYS.isdisjoint(data):
+        return {key: value for key, value in data.items() if key not in USER_KEYS}
+    return data
+
+
+def record_dict(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The whole dict of ``message``, every key kept (the journal writes it): a typed
+    message's own dict, not a copy."""
     if isinstance(message, Message):
         return message._data
     return message if isinstance(message, dict) else dict(message)

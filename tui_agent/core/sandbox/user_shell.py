@@ -13,8 +13,10 @@ so the next prompt can refer to it::
     …output…
     ```
 
-``parse`` recognises such a message again (the chat redraws a resumed one as the block it
-was).
+The message says it is one (``UserMessage.origin`` ``"shell"``) and keeps the run
+(``"shell"``: command, exit status…); ``run_of`` gives the run back (the chat redraws a
+resumed one as the block it was). ``parse`` reads the text of such a message, for journals
+written before messages kept their origin (``journal.classify_legacy``).
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ import re
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..protocol.messages import UserMessage, UserText
 from ..protocol.records import ShellRun as ShellRun  # re-exported
 from ..util.processes import let_go
 from ..util.truncation import keep_tail
@@ -78,20 +82,61 @@ def _code(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
-def message(run: ShellRun) -> str:
-    """The user message recording ``run`` for the model."""
-    head = f"I ran {_code(run.command)} in the shell ({run.status})"
+def _head(run: ShellRun) -> str:
+    return f"I ran {_code(run.command)} in the shell ({run.status})"
+
+
+def kept(run: ShellRun) -> dict[str, Any]:
+    """What a ``"shell"`` message keeps of ``run`` (its ``"shell"``): all but the output,
+    which its text holds."""
+    shell: dict[str, Any] = {"command": run.command, "exit_status": run.exit_status}
+    if run.cancelled:
+        shell.update(cancelled=True, elapsed=run.elapsed)
+    return shell
+
+
+def message(run: ShellRun) -> UserText:
+    """The user message recording ``run`` for the model: its text, and (for the
+    ``UserMessage`` made of it) the origin ``"shell"`` and the run (``kept``)."""
+    head = _head(run)
+    shell = kept(run)
     body = run.output.rstrip("\n")
     if not body.strip():
-        return head + "; it printed nothing."
+        return UserText(head + "; it printed nothing.", origin="shell", shell=shell)
     longest = max((len(r) for r in re.findall(r"`+", body)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{head}:\n{fence}\n{body}\n{fence}"
+    return UserText(f"{head}:\n{fence}\n{body}\n{fence}", origin="shell", shell=shell)
+
+
+def run_of(recorded: UserMessage) -> ShellRun | None:
+    """The ``ShellRun`` a ``"shell"`` message recorded (from the run it keeps; its output
+    is what the message's text holds after the line ``message`` wrote first), or None
+    for any other message."""
+    shell = recorded.get("shell")
+    if recorded.origin != "shell" or not isinstance(shell, dict):
+        return None
+    command = shell.get("command")
+    status = shell.get("exit_status")
+    elapsed = shell.get("elapsed")
+    run = ShellRun(
+        command if isinstance(command, str) else "",
+        "",
+        status if isinstance(status, int) else None,
+        cancelled=shell.get("cancelled") is True,
+        elapsed=float(elapsed) if isinstance(elapsed, int | float) else 0.0,
+    )
+    text = recorded.text
+    rest = text[len(_head(run)) :] if text.startswith(_head(run)) else ""
+    if rest.startswith(":\n"):  # the output, fenced: the fence lines off
+        fenced = rest[2:].split("\n")
+        run = replace(run, output="\n".join(fenced[1:-1]))
+    return run
 
 
 def parse(text: str) -> ShellRun | None:
-    """The ``ShellRun`` a recorded message describes (``message``'s inverse, as far as the
-    chat needs it), or None for any other message."""
+    """The ``ShellRun`` a message's text describes (``message``'s inverse, as far as the
+    chat needs it), or None for any other message: for journals written before messages
+    kept their origin (``journal.classify_legacy``)."""
     if not text.startswith("I ran `"):
         return None
     match = _MESSAGE.fullmatch(text)
