@@ -27,16 +27,12 @@ from tui_agent import ApprovalRequest, Session, create_session
 from tui_agent.core.util.paths import user_config_dir, user_data_dir
 from tui_agent.testing import Call, FakeOpenAI, Reply, send, wait_for
 from tui_agent.ui.app import TuiAgentApp
-from tui_agent.ui.approval import ApprovalScreen, TrustScreen
-from tui_agent.ui.chat import (
-    Note,
-    NoteMarkdown,
-    ReplyMarkdown,
-    Thinking,
-    ToolCallBlock,
-    UserMessage,
-)
+from tui_agent.ui.blocks.markdown import NoteMarkdown, ReplyMarkdown
+from tui_agent.ui.blocks.message import Note, UserMessage
+from tui_agent.ui.blocks.thinking import Thinking
+from tui_agent.ui.blocks.tool_call import ToolCallBlock
 from tui_agent.ui.connected import history_file
+from tui_agent.ui.dialogs.approval import ApprovalScreen, TrustScreen
 from tui_agent.ui.prompt import CompletionMenu, PromptArea
 
 SIZE = (120, 40)
@@ -115,7 +111,7 @@ async def test_plain_turn_streams_the_reply_and_the_status_shows_model_and_token
         session = create_session(project, base_url=server.base_url, model="fake-model")
         app = TuiAgentApp(session)
         async with app.run_test(size=SIZE) as pilot:
-            assert session.approver == app.approve
+            assert session.frontend.interactive  # the app answers (its dialogs)
             await pilot.press(*"hi model")
             assert prompt_of(app).text == "hi model"
             await pilot.press("enter")
@@ -428,7 +424,7 @@ async def test_a_key_pressed_right_after_the_dialog_opens_does_not_answer_it(
     # user was still typing when it appeared must not answer it. The guard is stretched to
     # 1.5 s here so that a busy test machine, stalling this task between the dialog and the
     # key press, cannot make the key legitimately late.
-    from tui_agent.ui import approval
+    from tui_agent.ui.dialogs import approval
 
     monkeypatch.setattr(approval, "GUARD_SECONDS", 1.5)
     command = "\n".join(f"echo step {n}" for n in range(200))
@@ -565,6 +561,45 @@ async def test_concurrent_approval_requests_queue_behind_the_open_dialog(project
         await wait_for(pilot, lambda: tasks[1].done())
         assert tasks[0].result().choice == "once"
         assert tasks[1].result().choice == "deny"
+    session.transcript.journal.close()
+
+
+async def test_the_app_as_frontend_asks_with_its_dialogs_and_acts_on_the_screen(
+    project: Path,
+) -> None:
+    """``AppFrontend``: the session's ``Frontend`` made of the app's picker, approval
+    dialog, theme, clipboard and exit."""
+    from tui_agent import Frontend
+    from tui_agent.ui.dialogs.choice import ChoiceScreen
+    from tui_agent.ui.frontend import AppFrontend
+
+    session = create_session(project)
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        frontend = AppFrontend(app)
+        assert isinstance(frontend, Frontend) and frontend.interactive
+        assert list(frontend.themes) == sorted(app.available_themes)
+        other = next(name for name in frontend.themes if name != app.theme)
+        frontend.theme(other)
+        assert app.theme == other
+        frontend.copy("one\ntwo")
+        note = "Copied to the clipboard: 2 lines, 7 characters."
+        await wait_for(pilot, lambda: note in [plain(n) for n in app.chat.query(Note)])
+        picked = asyncio.create_task(frontend.choose("Pick one", ("a", "b")))
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+        await pilot.press("down", "enter")
+        await wait_for(pilot, picked.done)
+        assert picked.result() == "b"
+        request = ApprovalRequest("execute", "execute", {"command": "echo hi"}, subject="echo hi")
+        approved = asyncio.create_task(frontend.approve(request))
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.pause(0.35)
+        await pilot.press("y")
+        await wait_for(pilot, approved.done)
+        assert approved.result().choice == "once"
+        frontend.exit()
+        await wait_for(pilot, lambda: app.return_code is not None or not app.is_running)
     session.transcript.journal.close()
 
 

@@ -22,7 +22,9 @@ from textual.pilot import Pilot
 from tui_agent import create_session, testing
 from tui_agent.testing import FakeOpenAI, Reply
 from tui_agent.ui.app import TuiAgentApp
-from tui_agent.ui.chat import FoldSpacer, ReplyMarkdown, ReplyStream, split_markdown
+from tui_agent.ui.blocks.markdown import ReplyMarkdown
+from tui_agent.ui.blocks.reply import ReplyStream, split_markdown
+from tui_agent.ui.chat import FoldSpacer
 from tui_agent.ui.prompt import PromptArea
 
 SIZE = (100, 30)
@@ -268,7 +270,7 @@ async def test_a_token_by_token_stream_updates_the_markdown_a_few_times_a_second
 
 
 async def test_thinking_shows_everything_once_it_is_over(tmp_path: Path) -> None:
-    from tui_agent.ui.chat import Thinking
+    from tui_agent.ui.blocks.thinking import Thinking
 
     session = create_session(tmp_path, provider="stub")
     app = TuiAgentApp(session)

@@ -23,7 +23,8 @@ from textual.widgets import Static
 from tui_agent import create_session
 from tui_agent.testing import FakeOpenAI, Reply, wait_for
 from tui_agent.ui.app import TuiAgentApp
-from tui_agent.ui.chat import ReplyMarkdown, UserMessage
+from tui_agent.ui.blocks.markdown import ReplyMarkdown
+from tui_agent.ui.blocks.message import UserMessage
 
 SIZE = (100, 30)
 PROMPT = "hello there"

@@ -29,9 +29,9 @@ from tui_agent.testing import (
     wait_for,
 )
 from tui_agent.ui.app import TuiAgentApp
-from tui_agent.ui.chat import UserMessage
+from tui_agent.ui.blocks.message import UserMessage
+from tui_agent.ui.blocks.shell import ShellBlock
 from tui_agent.ui.prompt import PromptArea
-from tui_agent.ui.shell_block import ShellBlock
 
 SIZE = (100, 30)
 

@@ -146,7 +146,7 @@ async def test_a_cancelled_turn_keeps_what_was_steered(
 
 def shown_users(app: Any) -> list[str]:
     """The user messages the chat shows, in order."""
-    from tui_agent.ui.chat import UserMessage
+    from tui_agent.ui.blocks.message import UserMessage
 
     return [str(m.visual.plain) for m in app.chat.query(UserMessage)]  # type: ignore[attr-defined]
 

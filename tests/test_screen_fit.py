@@ -19,8 +19,8 @@ from textual.widgets import Button, DataTable, Static
 
 from tui_agent import create_session
 from tui_agent.testing import Call, FakeOpenAI, Reply, run_app, send, turn_over, wait_for
-from tui_agent.ui import approval
-from tui_agent.ui.approval import ApprovalScreen
+from tui_agent.ui.dialogs import approval
+from tui_agent.ui.dialogs.approval import ApprovalScreen
 from tui_agent.ui.status import StatusPart, fit_status
 from tui_agent.ui.tools_panel import ToolsPanel
 

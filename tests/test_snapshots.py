@@ -10,9 +10,9 @@ import pytest
 
 from tui_agent import ApprovalRequest, create_session
 from tui_agent.testing import wait_for
-from tui_agent.ui import approval
 from tui_agent.ui.app import TuiAgentApp
-from tui_agent.ui.approval import ApprovalScreen
+from tui_agent.ui.dialogs import approval
+from tui_agent.ui.dialogs.approval import ApprovalScreen
 from tui_agent.ui.prompt import PromptArea
 
 SIZE = (100, 30)

@@ -37,7 +37,7 @@ HEAVY = [
     "tomllib",
     "textual.widgets._markdown",
     "textual.widgets._data_table",
-    "tui_agent.ui.markdown_widgets",
+    "tui_agent.ui.blocks.markdown",
 ]
 
 BEFORE_FIRST_FRAME = [
@@ -45,10 +45,19 @@ BEFORE_FIRST_FRAME = [
     "tui_agent.cli",
     "tui_agent.ui",
     "tui_agent.ui.app",
+    "tui_agent.ui.blocks",
+    "tui_agent.ui.blocks.live",
+    "tui_agent.ui.blocks.message",
+    "tui_agent.ui.blocks.reply",
+    "tui_agent.ui.blocks.thinking",
+    "tui_agent.ui.blocks.tool_call",
     "tui_agent.ui.chat",
+    "tui_agent.ui.frame",
     "tui_agent.ui.heap",
     "tui_agent.ui.palette",
     "tui_agent.ui.prompt",
+    "tui_agent.ui.sending",
+    "tui_agent.ui.session_app",
 ]
 
 FIRST_FRAME = textwrap.dedent(
@@ -172,7 +181,8 @@ def test_tui_agent_alone_draws_its_first_frame_before_it_imports_the_core(projec
         "tui_agent.ui.connected",  # the one UI module that imports the core (test_ui_imports)
         "tui_agent.ui.event_handlers",
         "tui_agent.ui.tools_panel",
-        "tui_agent.ui.approval",
+        "tui_agent.ui.dialogs",
+        "tui_agent.ui.dialogs.approval",
     ]
     assert [name for name in later if name in modules] == []
     assert seen["loaded"] and {"read", "write", "execute"} <= set(seen["tools"])
@@ -517,7 +527,7 @@ async def test_lines_sent_before_the_app_has_made_its_session_wait_for_it_in_ord
             app.run_line("hello")
             text = await wait_for_text(pilot, "early answer", 10)
             assert len(made) == 1 and app.session is made[0]
-            assert made[0].approver == app.approve
+            assert made[0].frontend.interactive
             assert text.index("/help") < text.index("Description") < text.index("hello")
             assert text.index("hello") < text.index("early answer")
             assert text.count("early answer") == 1

@@ -2,7 +2,8 @@
 
 The app draws its first frame before any of the core is imported (``test_startup.py``
 lists the modules that come before it). That rests on the structure checked here, read
-from the source (the AST of every ``tui_agent/ui/*.py``):
+from the source (the AST of every module under ``tui_agent/ui/``, keyed by its path
+there: ``dialogs/approval.py``):
 
 - ``connected.py`` is the one UI module that imports anything of tui-agent outside the UI
   (the core), so no other module can pull the core in early;
@@ -32,7 +33,7 @@ EXCEPTIONS: set[str] = set()
 
 # Modules imported only after the app has connected its session: they import
 # ``connected`` at their top (``test_startup.py`` checks none comes before the first frame).
-AFTER_CONNECT = {"approval.py", "event_handlers.py", "resumed.py", "tools_panel.py"}
+AFTER_CONNECT = {"dialogs/approval.py", "event_handlers.py", "resumed.py", "tools_panel.py"}
 
 # The functions that import ``connected`` when they run, each with why.
 BRIDGE_IMPORTED_IN = {
@@ -112,8 +113,19 @@ def outside_the_ui(found: list[Import]) -> list[Import]:
     ]
 
 
+def _package_of(path: Path) -> str:
+    """The package a module of the UI is in: ``tui_agent.ui.dialogs`` for dialogs/x.py."""
+    return ".".join([PACKAGE, *path.relative_to(UI).parent.parts])
+
+
 def ui_modules() -> dict[str, list[Import]]:
-    return {path.name: imports(path.read_text(encoding="utf-8")) for path in UI.glob("*.py")}
+    """Every module of the UI (sub-packages too), by its path under ``tui_agent/ui``."""
+    return {
+        path.relative_to(UI).as_posix(): imports(
+            path.read_text(encoding="utf-8"), _package_of(path)
+        )
+        for path in sorted(UI.rglob("*.py"))
+    }
 
 
 def test_the_check_sees_every_import_that_runs_and_skips_type_checking_ones() -> None:

@@ -1,352 +1,55 @@
-"""The chat pane: user messages, streamed replies, thinking, tool calls and notes."""
+"""The chat pane: the view that holds the blocks (``ui.blocks``: user messages, streamed
+replies, thinking, tool calls, ``!commands``, notes), keeps the newest of them mounted and
+folds away what is far above. It builds on the blocks; a resumed conversation is drawn
+into it by ``ui.resumed``.
+
+The block names stay importable from here (``__all__``); the Markdown ones on first use
+(see ``__getattr__``)."""
 
 from __future__ import annotations
 
-import asyncio
-import re
-import time
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
-from textual.content import Content
+from textual.containers import VerticalScroll
 from textual.events import Resize
 from textual.widget import Widget
-from textual.widgets import Collapsible, Static
+from textual.widgets import Static
+
+from .blocks.message import Note, UserMessage, user_message
+from .blocks.reply import ReplyStream, split_markdown
+from .blocks.thinking import Thinking
+from .blocks.tool_call import ToolCallBlock
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
 
-    from ..core.conversation.conversation import Conversation
     from ..core.protocol.result import Result
     from .heap import Heap
-    from .markdown_widgets import ReplyMarkdown
+
+__all__ = [
+    "ChatView",
+    "FoldSpacer",
+    "HiddenNote",
+    "Note",
+    "ReplyStream",
+    "Thinking",
+    "ToolCallBlock",
+    "UserMessage",
+    "split_markdown",
+    "user_message",
+]
 
 
 def __getattr__(name: str) -> Any:
-    """``NoteMarkdown`` and ``ReplyMarkdown`` live in markdown_widgets.py, imported on first
+    """``NoteMarkdown`` and ``ReplyMarkdown`` live in blocks/markdown.py, imported on first
     use so that the first frame goes without Markdown (see there)."""
     if name in ("NoteMarkdown", "ReplyMarkdown"):
-        from . import markdown_widgets
+        from .blocks import markdown
 
-        return getattr(markdown_widgets, name)
+        return getattr(markdown, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-
-
-class UserMessage(Static):
-    DEFAULT_CSS = """
-    UserMessage {
-        margin: 1 0 0 0;
-        padding: 0 1;
-        border-left: thick $accent;
-        background: $boost;
-    }
-    """
-
-
-def user_message(text: str, chips: Sequence[str] = ()) -> UserMessage:
-    """The user's message as sent; under it a chip per ``@path`` attached (``chips``: each
-    attachment's label, "src/app.py (120 lines)"), never the attached text itself."""
-    if not chips:
-        return UserMessage(text, markup=False)
-    parts: list[str | tuple[str, str]] = [text, "\n"]
-    for index, chip in enumerate(chips):
-        parts.extend([" " * bool(index), (f"📎 {chip}", "$text-accent")])
-    return UserMessage(Content.assemble(*parts), classes="attached")
-
-
-class Note(Static):
-    DEFAULT_CSS = """
-    Note { margin: 0 0 0 1; color: $text-muted; }
-    Note.error { color: $error; }
-    Note.warning { color: $warning; }
-    """
-
-
-def user_typing(widget: Widget) -> bool:
-    """Whether the user is typing in the app's prompt right now (``TuiAgentApp.typing``;
-    never in another app). Streamed text waits then, and catches up when typing pauses:
-    keys first, so they show at once whatever the stream costs to draw."""
-    typing = getattr(widget.app, "typing", None)
-    return bool(typing is not None and typing())
-
-
-class Thinking(Collapsible):
-    DEFAULT_CSS = """
-    Thinking { margin: 0; padding: 0; border: none; background: transparent; }
-    Thinking Static { color: $text-muted; text-style: italic; }
-    """
-
-    INTERVAL = 0.05  # at most this often a redraw, as for replies (ReplyStream)
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.body = Static("", markup=False)
-        self._scheduled = False
-        super().__init__(self.body, title="Thinking", collapsed=False)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
-
-    def add(self, chunk: str) -> None:
-        self.parts.append(chunk)
-        if not self._scheduled:
-            self._scheduled = True
-            self.set_timer(self.INTERVAL, self._show)
-
-    def _show(self) -> None:
-        if user_typing(self):  # keys first (user_typing): again a little later
-            self.set_timer(self.INTERVAL, self._show)
-            return
-        self._draw()
-
-    def _draw(self) -> None:
-        self._scheduled = False
-        self.body.update(self.text)
-
-    def finish(self) -> None:
-        """Thinking is over: show all of it (typing or not), folded away."""
-        self._draw()
-        self.collapsed = True
-
-
-_NEWLINE = re.compile(r"\r\n?|\n")  # what markdown-it counts as a line break
-
-
-def split_markdown(text: str, blocks: int, keep: int = 0) -> list[str]:
-    """``text`` cut where top-level Markdown blocks start, ``blocks`` blocks to a piece (a
-    long list or code fence stays whole). The first cut is not before character ``keep``:
-    that much of ``text`` is already on screen in the first piece."""
-    line_starts = [0] + [match.end() for match in _NEWLINE.finditer(text)]
-    if len(line_starts) <= blocks:  # a block starts on a line of its own: nothing to cut
-        return [text]
-    from markdown_it import MarkdownIt
-
-    cuts: list[int] = []
-    count = 0
-    for token in MarkdownIt("gfm-like").parse(text):
-        if token.map is None or token.level != 0:
-            continue
-        start = line_starts[min(token.map[0], len(line_starts) - 1)]
-        if count >= blocks and start > (cuts[-1] if cuts else 0) and (cuts or start >= keep):
-            cuts.append(start)
-            count = 0
-        count += 1
-    return [text[a:b] for a, b in pairwise([0, *cuts, len(text)])]
-
-
-class ReplyStream:
-    """A streamed reply as a chain of ``ReplyMarkdown`` segments of ``SEGMENT_BLOCKS``
-    top-level blocks each; the last one is live.
-
-    Text written while the UI is busy is joined and then dealt out: what completes the live
-    segment is appended to it, the rest goes to new segments. So an append re-lays-out one
-    segment of bounded size, however long the reply or however much text arrived at once,
-    and finished segments can be folded away by the chat (``ChatView.fold``): the cost of a
-    token does not grow with the length of the reply.
-
-    The first segment is mounted with its text, never empty (issue 13). An empty Markdown
-    has no height, so Textual's compositor never counts it visible, and a refresh of it
-    marks the screen's map stale; the next look-up of any widget's region rebuilds that map
-    from the DOM as it is then, marking nothing that moved for repaint. An empty first
-    segment held back by keys first got that refresh; its first paragraph's mount made the
-    look-up after the paragraph had grown the reply, so the next layout found nothing moved
-    and repainted only the paragraph: the prompt's block moved up on the map, not on the
-    terminal. A segment made with its text joins the layout with its blocks (Textual lays
-    out a widget once its mount handler is done), and mounting it repaints the chat. Later
-    segments are mounted empty and appended to, as nothing below them can move: Markdown's
-    first update (``update``: a parse in a thread, a table of contents) cost a 20,000-token
-    reply 1.7 s more CPU than ``append`` when every segment was made with its text."""
-
-    SEGMENT_BLOCKS = 12
-    INTERVAL = 0.1  # at most this often a Markdown update: a token-by-token stream would
-    # otherwise re-parse and re-lay-out on every token and starve the keyboard and the frames
-    TYPING_POLL = 0.05  # while the user types (user_typing), look again this often
-    STEP = 2000  # characters at most an update while catching up (after typing, say), so
-    # a key pressed meanwhile waits for a small update, not for the whole backlog
-
-    def __init__(self, chat: ChatView) -> None:
-        self.chat = chat
-        self.segment: ReplyMarkdown | None = None  # the live one, from the first text drawn
-        self.segments: list[ReplyMarkdown] = []  # all of them, the live one last
-        self.text = ""  # what the live segment holds
-        self._pending: list[str] = []
-        self._wake = asyncio.Event()
-        self._stopping = False
-        self._last = 0.0
-        self._task = asyncio.create_task(self._run())
-
-    @property
-    def backlog(self) -> int:
-        """Characters written and not drawn yet (while the user types, or between steps)."""
-        return sum(map(len, self._pending))
-
-    async def write(self, text: str) -> None:
-        if text:
-            self._pending.append(text)
-            self._wake.set()
-            await asyncio.sleep(0)
-
-    async def stop(self) -> None:
-        """Show what was written, then finish."""
-        self._stopping = True
-        self._wake.set()
-        await asyncio.shield(self._task)
-
-    async def discard(self) -> list[ReplyMarkdown]:
-        """Finish without drawing what is still pending; the segments drawn so far."""
-        self._pending.clear()
-        await self.stop()
-        return self.segments
-
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            while self._pending:
-                wait = self._last + self.INTERVAL - loop.time()
-                if wait > 0 and not self._stopping:
-                    await asyncio.sleep(wait)  # what arrives meanwhile joins this update
-                while not self._stopping and user_typing(self.chat):
-                    await asyncio.sleep(self.TYPING_POLL)  # keys first; the text waits
-                text = "".join(self._pending)
-                self._pending.clear()
-                if len(text) > self.STEP and not self._stopping:
-                    self._pending.append(text[self.STEP :])  # the next update's
-                    text = text[: self.STEP]
-                self._last = loop.time()
-                await self._feed(text)
-            if self._stopping:
-                return
-
-    async def _feed(self, text: str) -> None:
-        from .markdown_widgets import ReplyMarkdown
-
-        if self.segment is None and not (self.text + text).strip():
-            self.text += text  # blank so far: no segment yet (never an empty one)
-            return
-        pieces = split_markdown(self.text + text, self.SEGMENT_BLOCKS, keep=len(self.text))
-        first = pieces[0]
-        if self.segment is None:  # the reply's first text: its first segment, with the text
-            self.segment = ReplyMarkdown(first)
-            self.segments.append(self.segment)
-            await self.chat.mount(self.segment)
-        elif len(first) > len(self.text):
-            await self.segment.append(first[len(self.text) :])
-        self.text = first
-        heap = self.chat.heap()
-        for piece in pieces[1:]:
-            if heap is not None:
-                heap.freeze()  # finished segments are long-lived (see heap.py)
-            segment = ReplyMarkdown()
-            self.segments.append(segment)
-            await self.chat.mount(segment, after=self.segment)
-            self.segment, self.text = segment, piece
-            await segment.append(piece)
-            self.chat.fold_later()
-
-
-def _pretty(value: Any) -> str:
-    import json  # json and the core come after the first frame
-
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-class ToolCallBlock(Vertical):
-    """One tool call: name, arguments, a spinner with elapsed time, then ✔/✖ and the result."""
-
-    DEFAULT_CSS = """
-    ToolCallBlock { height: auto; margin: 0 0 0 1; padding: 0 1; border-left: solid $secondary; }
-    ToolCallBlock.failed { border-left: solid $error; }
-    ToolCallBlock .header { height: auto; }
-    ToolCallBlock Collapsible { margin: 0; padding: 0; border: none; background: transparent; }
-    ToolCallBlock .error-text { color: $error; }
-    """
-
-    def __init__(
-        self,
-        call_id: str,
-        name: str,
-        arguments: str,
-        args: dict[str, Any] | None,
-        result: Result | None = None,
-        elapsed: float = 0.0,
-    ) -> None:
-        super().__init__()
-        self.call_id = call_id
-        self.tool_name = name
-        self.arguments = arguments
-        self.args = args
-        self.started = time.monotonic()
-        self.finished: float | None = None if result is None else self.started + elapsed
-        self.result: Result | None = result
-        self.header = Static("", classes="header")
-        self._timer: Any = None
-
-    def compose(self) -> ComposeResult:
-        yield self.header
-        if self.result is not None:
-            yield from self._result_widgets(self.result)
-
-    def on_mount(self) -> None:
-        self._render_header()
-        if self.result is None:
-            self._timer = self.set_interval(0.1, self._render_header)
-        elif not self.result.ok:
-            self.add_class("failed")
-
-    def _result_widgets(self, result: Result) -> list[Any]:
-        from rich.syntax import Syntax
-
-        widgets: list[Any] = []
-        if not result.ok:
-            widgets.append(Static(result.error or "", classes="error-text", markup=False))
-        body = Syntax(_pretty(result.to_dict()), "json", word_wrap=True, theme="ansi_dark")
-        widgets.append(Collapsible(Static(body), title="result", collapsed=True))
-        return widgets
-
-    def _args_text(self) -> str:
-        import json
-
-        text = self.arguments if self.args is None else json.dumps(self.args, ensure_ascii=False)
-        return text if len(text) <= 200 else text[:200] + "…"
-
-    def _render_header(self) -> None:
-        elapsed = (self.finished or time.monotonic()) - self.started
-        if self.result is None:
-            mark: tuple[str, str] = (SPINNER[int(elapsed * 10) % len(SPINNER)], "")
-        else:
-            mark = ("✔", "green") if self.result.ok else ("✖", "red")
-        self.header.update(  # no markup: a name or arguments with [brackets] show as they are
-            Content.assemble(
-                mark,
-                " ",
-                (self.tool_name, "bold"),
-                " ",
-                (self._args_text(), "dim"),
-                " ",
-                (f"{elapsed:.1f}s", "dim"),
-            )
-        )
-
-    def finish(self, result: Result, elapsed: float) -> None:
-        self.result = result
-        self.finished = self.started + elapsed
-        if self._timer is not None:
-            self._timer.stop()
-        self._render_header()
-        if not result.ok:
-            self.add_class("failed")
-        self.mount_all(self._result_widgets(result))
 
 
 def _safe_id(value: str) -> str:
@@ -518,9 +221,9 @@ class ChatView(VerticalScroll):
         await self.prune()
 
     async def start_shell(self, command: str, outside: bool = False) -> None:
-        """A ``!command`` started: its block (``shell_block.py``), live until it ends;
+        """A ``!command`` started: its block (``blocks/shell.py``), live until it ends;
         ``outside``: a ``!!command``, marked as run outside the sandbox."""
-        from .shell_block import ShellBlock  # after the first frame, with the first one
+        from .blocks.shell import ShellBlock  # after the first frame, with the first one
 
         await self.end_reply()
         self._shell = ShellBlock(command, outside=outside)
@@ -540,7 +243,7 @@ class ChatView(VerticalScroll):
     async def add_note(self, text: str, kind: str | None = None) -> None:
         await self.end_reply()
         if kind == "markdown":
-            from .markdown_widgets import NoteMarkdown
+            from .blocks.markdown import NoteMarkdown
 
             await self.mount(NoteMarkdown(text))
         else:
@@ -628,13 +331,6 @@ class ChatView(VerticalScroll):
         self._removed()
         self.spacer = FoldSpacer()
         await self.mount(self.spacer)
-
-    async def show_transcript(self, messages: Sequence[Mapping[str, Any]] | Conversation) -> None:
-        """Re-draw a resumed conversation (typed messages, or OpenAI dicts): its newest
-        ``TRANSCRIPT_TAIL`` messages (see ``resumed.py``)."""
-        from .resumed import show_transcript  # after the session is connected
-
-        await show_transcript(self, messages)
 
     def hidden_text(self) -> str:
         return (

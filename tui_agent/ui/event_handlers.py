@@ -11,61 +11,99 @@ toolbox or the commands itself."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .connected import Note
 from .connected import events as ev
+from .frontend import copied
 
 if TYPE_CHECKING:
-    from .app import TuiAgentApp
+    from ..core.session.session import Session
     from .chat import ChatView
+    from .connected import Connection
+    from .heap import Heap
+    from .prompt import PromptArea
+    from .tools_panel import ToolsPanel
 
-Handler = Callable[["TuiAgentApp", "ChatView", Any], Awaitable[None]]
+
+class AgentApp(Protocol):
+    """What the handlers need of the app (``TuiAgentApp``): this module never imports the
+    app (the app imports it, when it connects its session)."""
+
+    heap: Heap
+    theme: str
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def connection(self) -> Connection: ...
+
+    @property
+    def prompt(self) -> PromptArea: ...
+
+    @property
+    def tools_panel(self) -> ToolsPanel | None: ...
+
+    def update_status(self) -> None: ...
+
+    def refresh_bindings(self) -> None: ...
+
+    def refill_prompt(self, text: str) -> None: ...
+
+    def call_after_refresh(self, callback: Callable[[], Any]) -> bool: ...
+
+    def copy_to_clipboard(self, text: str) -> None: ...
+
+    def exit(self) -> None: ...
 
 
-async def turn_started(app: TuiAgentApp, chat: ChatView, event: ev.TurnStarted) -> None:
+Handler = Callable[[AgentApp, "ChatView", Any], Awaitable[None]]
+
+
+async def turn_started(app: AgentApp, chat: ChatView, event: ev.TurnStarted) -> None:
     app.refresh_bindings()  # Cancel comes into the footer
     app.update_status()  # "working…" from the start, not from the first usage report
 
 
-async def call_started(app: TuiAgentApp, chat: ChatView, event: ev.ToolCallStarted) -> None:
+async def call_started(app: AgentApp, chat: ChatView, event: ev.ToolCallStarted) -> None:
     real = app.session.toolbox.resolve(event.name)
     name = event.name if real in (None, event.name) else f"{real} (as {event.name})"
     await chat.start_call(event.call_id, name, event.arguments, event.args)
 
 
-async def call_finished(app: TuiAgentApp, chat: ChatView, event: ev.ToolCallFinished) -> None:
+async def call_finished(app: AgentApp, chat: ChatView, event: ev.ToolCallFinished) -> None:
     chat.finish_call(event.call_id, event.result, event.elapsed)
     if app.tools_panel is not None:
         app.tools_panel.call_finished(event.name)
 
 
-async def tools_changed(app: TuiAgentApp, chat: ChatView, event: ev.ToolsChanged) -> None:
+async def tools_changed(app: AgentApp, chat: ChatView, event: ev.ToolsChanged) -> None:
     if app.tools_panel is not None:  # not shown yet: it lists the toolbox when it is
         app.tools_panel.tools_changed()
 
 
-async def commands_changed(app: TuiAgentApp, chat: ChatView, event: ev.CommandsChanged) -> None:
+async def commands_changed(app: AgentApp, chat: ChatView, event: ev.CommandsChanged) -> None:
     """The palette and Tab completion read the registry when used; an open completion
     menu is worked out again (its commands may have gone)."""
     app.prompt.commands_changed(app.connection.complete)
 
 
-async def usage(app: TuiAgentApp, chat: ChatView, event: ev.UsageUpdate) -> None:
+async def usage(app: AgentApp, chat: ChatView, event: ev.UsageUpdate) -> None:
     app.update_status()
 
 
-async def retrying(app: TuiAgentApp, chat: ChatView, event: ev.Retrying) -> None:
+async def retrying(app: AgentApp, chat: ChatView, event: ev.Retrying) -> None:
     await chat.add_note(event.line())
 
 
-async def reply_withdrawn(app: TuiAgentApp, chat: ChatView, event: ev.ReplyWithdrawn) -> None:
+async def reply_withdrawn(app: AgentApp, chat: ChatView, event: ev.ReplyWithdrawn) -> None:
     """The reply stopped before the model finished: taken off the screen; the retry's note
     (``Retrying`` comes next) stands where it was, and the new reply streams after it."""
     await chat.withdraw_reply()
 
 
-async def reply_finished(app: TuiAgentApp, chat: ChatView, event: ev.ReplyFinished) -> None:
+async def reply_finished(app: AgentApp, chat: ChatView, event: ev.ReplyFinished) -> None:
     chat.reply_done()
     if event.incomplete:
         await chat.end_reply(incomplete=True)
@@ -73,75 +111,75 @@ async def reply_finished(app: TuiAgentApp, chat: ChatView, event: ev.ReplyFinish
         await chat.add_note(ev.LENGTH_NOTE, kind="warning")
 
 
-async def turn_finished(app: TuiAgentApp, chat: ChatView, event: ev.TurnFinished) -> None:
+async def turn_finished(app: AgentApp, chat: ChatView, event: ev.TurnFinished) -> None:
     chat.reply_done()
     await chat.end_reply()
     app.update_status()
     app.call_after_refresh(app.heap.settle)
 
 
-async def conversation_reset(app: TuiAgentApp, chat: ChatView, event: ev.ConversationReset) -> None:
+async def conversation_reset(app: AgentApp, chat: ChatView, event: ev.ConversationReset) -> None:
     if event.reason == "resume":
-        await chat.show_transcript(app.session.conversation.messages)
+        from .resumed import show_transcript  # Markdown: not before the first frame
+
+        await show_transcript(chat, app.session.conversation.messages)
     else:
         await chat.clear()
 
 
-async def exit_requested(app: TuiAgentApp, chat: ChatView, event: ev.ExitRequested) -> None:
+async def exit_requested(app: AgentApp, chat: ChatView, event: ev.ExitRequested) -> None:
     app.exit()
 
 
-async def theme_requested(app: TuiAgentApp, chat: ChatView, event: ev.ThemeRequested) -> None:
+async def theme_requested(app: AgentApp, chat: ChatView, event: ev.ThemeRequested) -> None:
     app.theme = event.name
 
 
-async def copy_requested(app: TuiAgentApp, chat: ChatView, event: ev.ClipboardRequested) -> None:
+async def copy_requested(app: AgentApp, chat: ChatView, event: ev.ClipboardRequested) -> None:
     """Through the terminal (OSC 52): it works over ssh, and in tmux with set-clipboard on."""
     app.copy_to_clipboard(event.text)
-    lines = len(event.text.splitlines())
-    plural = "s" if lines != 1 else ""
-    await chat.add_note(
-        f"Copied to the clipboard: {lines} line{plural}, {len(event.text):,} characters."
-    )
+    await chat.add_note(copied(event.text))
 
 
-async def compacted(app: TuiAgentApp, chat: ChatView, event: ev.Compacted) -> None:
+async def compacted(app: AgentApp, chat: ChatView, event: ev.Compacted) -> None:
     app.update_status()  # the context share in the status border (a note says what happened)
 
 
-async def rewound(app: TuiAgentApp, chat: ChatView, event: ev.Rewound) -> None:
+async def rewound(app: AgentApp, chat: ChatView, event: ev.Rewound) -> None:
     """/undo, /redo, /rewind: the chat shows the conversation as it now is; a prompt
     taken back comes back into the prompt box for editing (unless something is typed)."""
     done = event.restored
     if done.conversation:
-        await chat.show_transcript(app.session.conversation.messages)
+        from .resumed import show_transcript  # Markdown: not before the first frame
+
+        await show_transcript(chat, app.session.conversation.messages)
     if done.prompt and done.conversation and done.kind != "redo":
         app.refill_prompt(done.prompt)
     app.update_status()
 
 
-async def mode_changed(app: TuiAgentApp, chat: ChatView, event: ev.ModeChanged) -> None:
+async def mode_changed(app: AgentApp, chat: ChatView, event: ev.ModeChanged) -> None:
     app.update_status()  # the mode is on the prompt's border
     app.refresh_bindings()
 
 
-async def shell_started(app: TuiAgentApp, chat: ChatView, event: ev.ShellStarted) -> None:
+async def shell_started(app: AgentApp, chat: ChatView, event: ev.ShellStarted) -> None:
     await chat.start_shell(event.command, event.outside)
     app.update_status()
     app.refresh_bindings()  # Cancel (Esc) comes into the footer
 
 
-async def shell_output(app: TuiAgentApp, chat: ChatView, event: ev.ShellOutput) -> None:
+async def shell_output(app: AgentApp, chat: ChatView, event: ev.ShellOutput) -> None:
     chat.shell_output(event.text)
 
 
-async def shell_finished(app: TuiAgentApp, chat: ChatView, event: ev.ShellFinished) -> None:
+async def shell_finished(app: AgentApp, chat: ChatView, event: ev.ShellFinished) -> None:
     chat.finish_shell(event.run)
     app.update_status()
     app.refresh_bindings()
 
 
-async def note(app: TuiAgentApp, chat: ChatView, event: Note) -> None:
+async def note(app: AgentApp, chat: ChatView, event: Note) -> None:
     await chat.add_note(event.text, event.kind)
 
 

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
-    from .app import TuiAgentApp
+    from ..core.session.session import Session
+
+
+class PaletteApp(Protocol):
+    """What the palette needs of the app (``TuiAgentApp``, which imports this module)."""
+
+    def run_line(self, line: str) -> None: ...
+
+    async def wait_for_session(self) -> Session: ...
 
 
 def _help(description: str) -> str | None:
@@ -22,8 +30,8 @@ class SlashCommands(Provider):
     palette opened before the app has made its session waits for it (``wait_for_session``)."""
 
     @property
-    def agent_app(self) -> TuiAgentApp:
-        return cast("TuiAgentApp", self.app)
+    def agent_app(self) -> PaletteApp:
+        return cast("PaletteApp", self.app)
 
     def _run(self, line: str) -> None:
         self.agent_app.run_line(line)

@@ -11,9 +11,12 @@ from typing import Any
 
 from textual.widget import Widget
 
-from .chat import ChatView, HiddenNote, ReplyStream, ToolCallBlock, split_markdown, user_message
+from .blocks.markdown import ReplyMarkdown
+from .blocks.message import user_message
+from .blocks.reply import ReplyStream, split_markdown
+from .blocks.tool_call import ToolCallBlock
+from .chat import ChatView, HiddenNote
 from .connected import Conversation, messages, user_shell
-from .markdown_widgets import ReplyMarkdown
 
 Message = messages.Message
 ToolMessage = messages.ToolMessage
@@ -106,7 +109,7 @@ def _user_widget(message: messages.UserMessage) -> Widget:
     prompt with ``@path`` attachments as the prompt as typed and a chip per attachment."""
     run = user_shell.run_of(message)
     if run is not None:
-        from .shell_block import ShellBlock
+        from .blocks.shell import ShellBlock
 
         return ShellBlock(run.command, run)
     return user_message(message.prompt, list(message.attachments))

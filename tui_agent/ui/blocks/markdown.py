@@ -1,7 +1,7 @@
 """The chat's Markdown widgets, in their own module so that the first frame goes without
 them: Textual's ``Markdown`` brings ``markdown_it``, ``pygments`` and the tree widget (about
-60 ms of imports). ``tui_agent.ui.chat`` imports this on the first Markdown it shows and
-still exports both names."""
+60 ms of imports). ``ui.chat`` and ``blocks.reply`` import this on the first Markdown
+they show (``ui.chat`` still exports both names)."""
 
 from __future__ import annotations
 

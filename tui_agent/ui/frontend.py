@@ -1,0 +1,74 @@
+"""The app as the session's frontend (``tui_agent.core.protocol.frontend.Frontend``):
+what the session asks of the person goes to the app's dialogs, and what it asks the
+screen to do (quit, a theme, the clipboard) to the app.
+
+The app's session is wired to these today through ``session.approver``,
+``session.chooser``, ``session.themes`` and the ``ExitRequested``, ``ThemeRequested`` and
+``ClipboardRequested`` events (``TuiAgentApp._connect``, ``event_handlers``); this is
+what replaces them as ``session.frontend = AppFrontend(app)``.
+
+Imports nothing of the core at run time, and not the app: what it needs of the app is
+``FrontendApp`` (``TuiAgentApp`` is one)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..core.protocol.approval import ApprovalRequest, Decision
+
+
+class FrontendApp(Protocol):
+    """What ``AppFrontend`` needs of the app (``TuiAgentApp``, which imports this)."""
+
+    theme: str
+
+    @property
+    def available_themes(self) -> Iterable[str]: ...
+
+    async def approve(self, request: ApprovalRequest) -> Decision: ...
+
+    async def choose(self, title: str, options: list[str]) -> str | None: ...
+
+    def exit(self) -> None: ...
+
+    def copy_to_clipboard(self, text: str) -> None: ...
+
+    def say(self, text: str, kind: str | None = None) -> None: ...
+
+
+def copied(text: str) -> str:
+    """What the chat says once ``text`` is on the clipboard."""
+    lines = len(text.splitlines())
+    plural = "s" if lines != 1 else ""
+    return f"Copied to the clipboard: {lines} line{plural}, {len(text):,} characters."
+
+
+class AppFrontend:
+    """The app's dialogs and screen as the session's ``Frontend``: ``approve`` is the
+    approval dialog (one at a time, the rest wait), ``choose`` the picker, ``exit`` quits
+    the app, ``theme`` shows a theme, ``copy`` puts text on the clipboard (through the
+    terminal: OSC 52) and says so in the chat."""
+
+    interactive = True
+
+    def __init__(self, app: FrontendApp) -> None:
+        self.app = app
+        self.themes: Sequence[str] = sorted(app.available_themes)  # /theme lists them
+
+    async def approve(self, request: ApprovalRequest) -> Decision:
+        return await self.app.approve(request)
+
+    async def choose(self, title: str, options: Sequence[str]) -> str | None:
+        return await self.app.choose(title, list(options))
+
+    def exit(self) -> None:
+        self.app.exit()
+
+    def theme(self, name: str) -> None:
+        self.app.theme = name
+
+    def copy(self, text: str) -> None:
+        self.app.copy_to_clipboard(text)
+        self.app.say(copied(text))
