@@ -831,10 +831,10 @@ async def test_the_app_runs_sandboxed_commands_unasked_and_the_dialog_says_outsi
     project: Path, isolated_home: Path
 ) -> None:
     from textual.widgets import Static
-    from tui_agent.ui.approval import ApprovalScreen
-    from tui_agent.ui.shell_block import ShellBlock
 
     from tui_agent.testing import run_app, send, turn_over, wait_for
+    from tui_agent.ui.approval import ApprovalScreen
+    from tui_agent.ui.shell_block import ShellBlock
 
     configure("[sandbox]\nenabled = true\n")
     outside = isolated_home / "outside.txt"
