@@ -598,7 +598,9 @@ async def test_the_app_as_frontend_asks_with_its_dialogs_and_acts_on_the_screen(
         await pilot.press("y")
         await wait_for(pilot, approved.done)
         assert approved.result().choice == "once"
+        assert not frontend.exit_requested
         frontend.exit()
+        assert frontend.exit_requested
         await wait_for(pilot, lambda: app.return_code is not None or not app.is_running)
     session.transcript.journal.close()
 

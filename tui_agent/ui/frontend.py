@@ -48,14 +48,15 @@ def copied(text: str) -> str:
 class AppFrontend:
     """The app's dialogs and screen as the session's ``Frontend``: ``approve`` is the
     approval dialog (one at a time, the rest wait), ``choose`` the picker, ``exit`` quits
-    the app, ``theme`` shows a theme, ``copy`` puts text on the clipboard (through the
-    terminal: OSC 52) and says so in the chat."""
+    the app (and says so in ``exit_requested``), ``theme`` shows a theme, ``copy`` puts
+    text on the clipboard (through the terminal: OSC 52) and says so in the chat."""
 
     interactive = True
 
     def __init__(self, app: FrontendApp) -> None:
         self.app = app
         self.themes: Sequence[str] = sorted(app.available_themes)  # /theme lists them
+        self.exit_requested = False  # session.frontend.exit_requested, as Unattended's
 
     async def approve(self, request: ApprovalRequest) -> Decision:
         return await self.app.approve(request)
@@ -64,6 +65,7 @@ class AppFrontend:
         return await self.app.choose(title, list(options))
 
     def exit(self) -> None:
+        self.exit_requested = True
         self.app.exit()
 
     def theme(self, name: str) -> None:
