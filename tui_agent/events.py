@@ -10,13 +10,11 @@ function that stops listening; match on the type::
 
 from .core.protocol.events import (
     CheckpointTaken,
-    ClipboardRequested,
     CommandsChanged,
     Compacted,
     ConversationReset,
     Event,
     EventBus,
-    ExitRequested,
     ModeChanged,
     ReplyFinished,
     ReplyWithdrawn,
@@ -27,7 +25,6 @@ from .core.protocol.events import (
     ShellStarted,
     Steered,
     TextChunk,
-    ThemeRequested,
     ThinkingChunk,
     ToolCallFinished,
     ToolCallStarted,
@@ -40,13 +37,11 @@ from .core.protocol.output import Note
 
 __all__ = [
     "CheckpointTaken",
-    "ClipboardRequested",
     "CommandsChanged",
     "Compacted",
     "ConversationReset",
     "Event",
     "EventBus",
-    "ExitRequested",
     "ModeChanged",
     "Note",
     "ReplyFinished",
@@ -58,7 +53,6 @@ __all__ = [
     "ShellStarted",
     "Steered",
     "TextChunk",
-    "ThemeRequested",
     "ThinkingChunk",
     "ToolCallFinished",
     "ToolCallStarted",

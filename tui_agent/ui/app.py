@@ -94,17 +94,16 @@ class TuiAgentApp(SendingApp):
         yield AppFooter()
 
     def _connect(self, session: Session) -> None:
-        """The app becomes the session's approver and hears its events and output. The one
+        """The app becomes the session's frontend and hears its events and output. The one
         moment the UI imports the core: ``connected`` (the one UI module that imports it)
         and the event handlers (which take their core names from it) are imported here."""
         from .connected import CHUNKS, Connection, events
         from .event_handlers import HANDLERS
+        from .frontend import AppFrontend
 
         self._session = session
         self._connection = Connection(session)
-        session.themes = sorted(self.available_themes)
-        session.approver = self.approve
-        session.chooser = self.choose
+        session.frontend = AppFrontend(self)  # approvals, picks, /exit, /theme, /copy
         self._chunks = CHUNKS  # chunk type -> thinking (batched: _on_core_event)
         self._handlers = HANDLERS  # every other event type -> what the app does with it
         self._turn_started = events.TurnStarted

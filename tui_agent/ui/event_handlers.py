@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .connected import Note
 from .connected import events as ev
-from .frontend import copied
 
 if TYPE_CHECKING:
     from ..core.session.session import Session
@@ -31,7 +30,6 @@ class AgentApp(Protocol):
     app (the app imports it, when it connects its session)."""
 
     heap: Heap
-    theme: str
 
     @property
     def session(self) -> Session: ...
@@ -52,10 +50,6 @@ class AgentApp(Protocol):
     def refill_prompt(self, text: str) -> None: ...
 
     def call_after_refresh(self, callback: Callable[[], Any]) -> bool: ...
-
-    def copy_to_clipboard(self, text: str) -> None: ...
-
-    def exit(self) -> None: ...
 
 
 Handler = Callable[[AgentApp, "ChatView", Any], Awaitable[None]]
@@ -127,20 +121,6 @@ async def conversation_reset(app: AgentApp, chat: ChatView, event: ev.Conversati
         await chat.clear()
 
 
-async def exit_requested(app: AgentApp, chat: ChatView, event: ev.ExitRequested) -> None:
-    app.exit()
-
-
-async def theme_requested(app: AgentApp, chat: ChatView, event: ev.ThemeRequested) -> None:
-    app.theme = event.name
-
-
-async def copy_requested(app: AgentApp, chat: ChatView, event: ev.ClipboardRequested) -> None:
-    """Through the terminal (OSC 52): it works over ssh, and in tmux with set-clipboard on."""
-    app.copy_to_clipboard(event.text)
-    await chat.add_note(copied(event.text))
-
-
 async def compacted(app: AgentApp, chat: ChatView, event: ev.Compacted) -> None:
     app.update_status()  # the context share in the status border (a note says what happened)
 
@@ -201,8 +181,5 @@ HANDLERS: dict[type, Handler] = {
     ev.ShellOutput: shell_output,
     ev.ShellFinished: shell_finished,
     ev.ModeChanged: mode_changed,
-    ev.ExitRequested: exit_requested,
-    ev.ThemeRequested: theme_requested,
-    ev.ClipboardRequested: copy_requested,
     Note: note,
 }

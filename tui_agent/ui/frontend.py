@@ -2,10 +2,7 @@
 what the session asks of the person goes to the app's dialogs, and what it asks the
 screen to do (quit, a theme, the clipboard) to the app.
 
-The app's session is wired to these today through ``session.approver``,
-``session.chooser``, ``session.themes`` and the ``ExitRequested``, ``ThemeRequested`` and
-``ClipboardRequested`` events (``TuiAgentApp._connect``, ``event_handlers``); this is
-what replaces them as ``session.frontend = AppFrontend(app)``.
+``TuiAgentApp._connect`` makes it the session's: ``session.frontend = AppFrontend(app)``.
 
 Imports nothing of the core at run time, and not the app: what it needs of the app is
 ``FrontendApp`` (``TuiAgentApp`` is one)."""

@@ -189,27 +189,10 @@ class CommandsChanged:
 
 @dataclass(frozen=True)
 class ModeChanged:
-    """The permission mode changed (``session.mode``: ask, auto-edit, plan, allow-all)."""
+    """The permission mode changed (``session.permissions.mode``: ask, auto-edit, plan or
+    allow-all)."""
 
     mode: str
-
-
-@dataclass(frozen=True)
-class ExitRequested:
-    pass
-
-
-@dataclass(frozen=True)
-class ThemeRequested:
-    name: str
-
-
-@dataclass(frozen=True)
-class ClipboardRequested:
-    """Put ``text`` on the user's clipboard (``/copy``): the app does it through the
-    terminal (OSC 52); a headless run has no clipboard to reach."""
-
-    text: str
 
 
 @dataclass(frozen=True)
@@ -246,9 +229,6 @@ Event = (
     | ToolsChanged
     | CommandsChanged
     | ModeChanged
-    | ExitRequested
-    | ThemeRequested
-    | ClipboardRequested
     | Steered
     | Note
 )
