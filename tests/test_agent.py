@@ -274,7 +274,7 @@ async def test_agents_md_goes_into_the_system_prompt(project: Path) -> None:
 
 async def test_stub_provider_offline(project: Path) -> None:
     session = create_session(project)
-    assert session.provider_name == "stub"
+    assert session.extensions.provider_name == "stub"
     session.toolbox.add(
         "list",
         params={"path": {"type": "string"}},
@@ -338,7 +338,7 @@ async def test_denied_tools_are_not_offered(project: Path) -> None:
     async with FakeOpenAI([Reply("ok")]) as server:
         session = session_for(project, server)
         session.toolbox.add("secret", handler=lambda a: {})
-        session.hide_tools(lambda name: name == "secret")
+        session.extensions.hide_tools(lambda name: name == "secret")
         await session.turn("hi")
     names = [t["function"]["name"] for t in server.requests[0]["tools"]]
     assert "echo" in names and "secret" not in names
@@ -423,7 +423,7 @@ async def test_session_complete_is_one_reply_without_tools_and_leaves_the_transc
 ) -> None:
     async with FakeOpenAI([Reply("Only the text.", thinking="not this")]) as server:
         session = session_for(project, server)
-        said = await session.complete([{"role": "user", "content": "summarise"}])
+        said = await session.conversation.complete([{"role": "user", "content": "summarise"}])
     assert said == "Only the text."
     (request,) = server.requests
     assert request["messages"][0]["role"] == "system"

@@ -126,7 +126,7 @@ async def test_plain_turn_streams_the_reply_and_the_status_shows_model_and_token
             assert "openai / fake-model" in status
             assert "15 tokens" in status
             assert server.requests[0]["messages"][-1] == {"role": "user", "content": "hi model"}
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_stub_provider_banner_says_how_to_configure_a_model(project: Path) -> None:
@@ -137,7 +137,7 @@ async def test_stub_provider_banner_says_how_to_configure_a_model(project: Path)
         banner = [text for text in markdown_notes(app) if "stub" in text]
         assert banner and "OPENAI_API_KEY" in banner[0] and "--base-url" in banner[0]
         assert "stub" in prompt_of(app).border_subtitle
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- tool calls ------------------------------------------------------------------------------
@@ -167,7 +167,7 @@ async def test_tool_call_block_ends_with_a_check_and_a_collapsible_result(projec
             assert not result.collapsed
             assert "hi-from-tool" in plain(result.query_one("Contents Static", Static))
             assert replies(app) == ["done"]
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_failing_tool_call_ends_with_a_cross_and_the_error_text(project: Path) -> None:
@@ -189,7 +189,7 @@ async def test_failing_tool_call_ends_with_a_cross_and_the_error_text(project: P
             assert block.has_class("failed")
             assert "kaboom happened" in plain(block.query_one(".error-text", Static))
             assert block.query_one(Collapsible).collapsed
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_thinking_is_shown_then_collapsed_when_the_reply_starts(project: Path) -> None:
@@ -204,7 +204,7 @@ async def test_thinking_is_shown_then_collapsed_when_the_reply_starts(project: P
             assert thinking.text == "pondering the question deeply"
             assert thinking.collapsed
             assert replies(app) == ["The answer is 42."]
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_tool_call_block_names_the_tool_and_the_alias_the_model_used(
@@ -230,7 +230,7 @@ async def test_tool_call_block_names_the_tool_and_the_alias_the_model_used(
             # issue 5: "one block per tool call (name, alias used, arguments, ...)"
             assert "shout" in header, header
             assert "yell" in header, header
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_chat_stays_at_the_bottom_unless_the_user_scrolled_up(project: Path) -> None:
@@ -251,7 +251,7 @@ async def test_chat_stays_at_the_bottom_unless_the_user_scrolled_up(project: Pat
             await turn_done(pilot, session, server)
             await pilot.pause(0.1)
             assert chat.scroll_y < chat.max_scroll_y
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 # -- approvals -------------------------------------------------------------------------------
@@ -290,8 +290,8 @@ async def test_approval_dialog_shows_the_command_and_y_allows_once(project: Path
             [result] = tool_messages(session)
             assert json.loads(result)["output"].strip() == "approved-once"
             # "once" remembers nothing for the session
-            assert session.kept("permissions", dict)["session"] == {}
-        session.transcript.journal.close()
+            assert session.extensions.kept("permissions", dict)["session"] == {}
+        session.conversation.journal.close()
 
 
 @pytest.mark.real_permissions
@@ -312,7 +312,7 @@ async def test_n_denies_and_the_model_is_told(project: Path) -> None:
             assert (project / "keep.txt").exists()
             block = app.chat.query_one(ToolCallBlock)
             assert plain(block.header).startswith("✖")
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 @pytest.mark.real_permissions
@@ -337,7 +337,7 @@ async def test_f_denies_with_the_feedback_text(project: Path) -> None:
             assert json.loads(result)["error"] == "User denied permission: execute: no y"
             # the model saw the feedback
             assert "no y" in server.requests[1]["messages"][-1]["content"]
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 @pytest.mark.real_permissions
@@ -361,14 +361,16 @@ async def test_s_allows_for_the_session_and_the_next_call_of_the_kind_does_not_a
             await pilot.pause(0.35)
             await pilot.press("s")
             await wait_for(pilot, lambda: len(server.script) == 2 and not session.busy)
-            assert session.kept("permissions", dict)["session"] == {"execute": ["echo *"]}
+            assert session.extensions.kept("permissions", dict)["session"] == {
+                "execute": ["echo *"]
+            }
             # The second turn would hang on a dialog if it asked: it finishes on its own.
             await send(pilot, "second")
             await turn_done(pilot, session, server)
             assert not isinstance(app.screen, ApprovalScreen)
             outputs = [json.loads(r).get("output", "").strip() for r in tool_messages(session)]
             assert outputs == ["first", "second"]
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 @pytest.mark.real_permissions
@@ -386,14 +388,14 @@ async def test_a_always_allows_and_writes_the_rule_to_the_project_config(project
             await pilot.press("a")
             await turn_done(pilot, session, server)
             assert json.loads(tool_messages(session)[0])["output"].strip() == "forever"
-        session.transcript.journal.close()
+        session.conversation.journal.close()
     config_file = project / ".tui-agent" / "config.toml"
     assert config_file.is_file()
     rules = tomllib.loads(config_file.read_text())["permission"]["execute"]
     assert all(rules[pattern] == "allow" for pattern in patterns)
     again = create_session(project, trust=True)
     assert again.config.get("permission")["execute"][patterns[0]] == "allow"
-    again.transcript.journal.close()
+    again.conversation.journal.close()
 
 
 @pytest.mark.real_permissions
@@ -412,7 +414,7 @@ async def test_escape_denies(project: Path) -> None:
             assert json.loads(result)["error"] == "User denied permission: execute"
             # Esc answered the dialog; it did not cancel the turn
             assert replies(app)[-1] == "ok"
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 @pytest.mark.real_permissions
@@ -444,7 +446,7 @@ async def test_a_key_pressed_right_after_the_dialog_opens_does_not_answer_it(
             await turn_done(pilot, session, server)
             [result] = tool_messages(session)
             assert json.loads(result)["error"] == "User denied permission: execute"
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 @pytest.mark.real_permissions
@@ -474,8 +476,10 @@ async def test_every_dialog_button_answers_it_with_the_mouse(project: Path) -> N
             results = [json.loads(r) for r in tool_messages(session)]
             assert results[0]["error"] == "User denied permission: execute"
             assert [r.get("output") for r in results[1:]] == ["once", "session", "always"]
-            assert session.kept("permissions", dict)["session"] == {"execute": ["echo *"]}
-        session.transcript.journal.close()
+            assert session.extensions.kept("permissions", dict)["session"] == {
+                "execute": ["echo *"]
+            }
+        session.conversation.journal.close()
     config = tomllib.loads((project / ".tui-agent" / "config.toml").read_text())
     assert config["permission"]["execute"] == {"printf always *": "allow"}
 
@@ -498,7 +502,7 @@ async def test_feedback_button_opens_the_feedback_box(project: Path) -> None:
             await turn_done(pilot, session, server)
             [result] = tool_messages(session)
             assert json.loads(result)["error"] == "User denied permission: execute: later"
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 @pytest.mark.real_permissions
@@ -530,7 +534,7 @@ async def test_two_calls_in_one_reply_show_one_dialog_at_a_time(project: Path) -
             first_result, second_result = (json.loads(r) for r in tool_messages(session))
             assert first_result["output"].strip() == "alpha"
             assert second_result["error"] == "User denied permission: execute"
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_concurrent_approval_requests_queue_behind_the_open_dialog(project: Path) -> None:
@@ -542,7 +546,7 @@ async def test_concurrent_approval_requests_queue_behind_the_open_dialog(project
             ApprovalRequest("execute", "execute", {"command": f"echo {n}"}, subject=f"echo {n}")
             for n in ("one", "two")
         ]
-        tasks = [asyncio.create_task(session.ask(r)) for r in requests]
+        tasks = [asyncio.create_task(session.permissions.ask(r)) for r in requests]
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await pilot.pause(0.1)
         stacked = [s for s in app.screen_stack if isinstance(s, ApprovalScreen)]
@@ -561,7 +565,7 @@ async def test_concurrent_approval_requests_queue_behind_the_open_dialog(project
         await wait_for(pilot, lambda: tasks[1].done())
         assert tasks[0].result().choice == "once"
         assert tasks[1].result().choice == "deny"
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_the_app_as_frontend_asks_with_its_dialogs_and_acts_on_the_screen(
@@ -602,7 +606,7 @@ async def test_the_app_as_frontend_asks_with_its_dialogs_and_acts_on_the_screen(
         frontend.exit()
         assert frontend.exit_requested
         await wait_for(pilot, lambda: app.return_code is not None or not app.is_running)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- cancel ----------------------------------------------------------------------------------
@@ -631,7 +635,7 @@ async def test_escape_cancels_a_streaming_turn_and_the_next_turn_works(project: 
             last_request = server.requests[-1]["messages"]
             assert last_request[-1] == {"role": "user", "content": "again"}
             assert transcript_is_valid(session.conversation.messages)
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 def footer_keys(app: TuiAgentApp) -> list[str]:
@@ -675,7 +679,7 @@ async def test_the_footer_shows_cancel_only_while_a_turn_runs(project: Path) -> 
             await send(pilot, "again")  # the turn after a cancel works
             await turn_done(pilot, session, server)
             assert replies(app)[-1] == "done"
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_cancelling_a_running_tool_call_closes_its_block(project: Path) -> None:
@@ -703,7 +707,7 @@ async def test_cancelling_a_running_tool_call_closes_its_block(project: Path) ->
             await send(pilot, "again")
             await turn_done(pilot, session, server)
             assert replies(app)[-1] == "after"
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 @pytest.mark.real_permissions
@@ -727,7 +731,7 @@ async def test_ctrl_c_while_the_dialog_is_open_cancels_the_turn_and_closes_it(
             await send(pilot, "again")
             await turn_done(pilot, session, server)
             assert replies(app)[-1] == "next"
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 # -- command palette -------------------------------------------------------------------------
@@ -765,7 +769,7 @@ async def test_palette_lists_commands_and_their_completions_and_runs_the_choice(
         shown = markdown_notes(app)[-1]
         assert "read" in shown and "path" in shown
         assert any(plain(m) == "/tools read" for m in app.chat.query(UserMessage))
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_palette_follows_commands_registered_at_runtime(project: Path) -> None:
@@ -789,7 +793,7 @@ async def test_palette_follows_commands_registered_at_runtime(project: Path) -> 
         await pilot.press("enter")
         await wait_for(pilot, lambda: "zapped!" in note_texts(app))
         assert ran == [None]
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- tools panel -----------------------------------------------------------------------------
@@ -865,7 +869,7 @@ async def test_tools_panel_lists_tools_and_follows_adds_calls_and_selection(
 
             await pilot.press("ctrl+t")
             assert not panel.display
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_tools_panel_follows_a_plugin_added_and_reloaded_at_runtime(project: Path) -> None:
@@ -898,7 +902,7 @@ async def test_tools_panel_follows_a_plugin_added_and_reloaded_at_runtime(projec
         await session.toolbox.run("weather", {})
         await pilot.pause()
         assert str(table.get_cell("weather", "calls")) == "1"
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- Tab completion --------------------------------------------------------------------------
@@ -912,7 +916,7 @@ async def test_tab_completes_a_command_name(project: Path) -> None:
         await pilot.press("tab")
         assert prompt_of(app).text == "/help "
         assert not app.query("CompletionMenu.visible")  # one candidate: no menu
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_tab_shows_a_dropdown_and_enter_picks(project: Path) -> None:
@@ -932,7 +936,7 @@ async def test_tab_shows_a_dropdown_and_enter_picks(project: Path) -> None:
         assert not menu.has_class("visible")
         # Enter picked; it did not send
         assert not list(app.chat.query(UserMessage))
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_tab_completes_a_commands_own_completions(project: Path) -> None:
@@ -942,7 +946,7 @@ async def test_tab_completes_a_commands_own_completions(project: Path) -> None:
         await type_in(pilot, "/tools gr")
         await pilot.press("tab")
         assert prompt_of(app).text == "/tools grep "
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_tab_completes_file_names(project: Path) -> None:
@@ -963,7 +967,7 @@ async def test_tab_completes_file_names(project: Path) -> None:
         assert prompt_of(app).text == "look at README.md and setup."
         await pilot.press("tab")
         assert prompt_of(app).text == "look at README.md and setup.cfg "
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_clicking_a_dropdown_entry_picks_it(project: Path) -> None:
@@ -983,7 +987,7 @@ async def test_clicking_a_dropdown_entry_picks_it(project: Path) -> None:
         assert menu.highlighted == 1  # the click landed on "/reload"
         assert prompt_of(app).text == "/reload "
         assert not menu.has_class("visible")
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- history ---------------------------------------------------------------------------------
@@ -1008,7 +1012,7 @@ async def test_up_brings_back_earlier_prompts_and_history_is_saved(
             assert prompt_of(app).text == "second prompt"
             await pilot.press("down")
             assert prompt_of(app).text == ""
-        session.transcript.journal.close()
+        session.conversation.journal.close()
     path = history_file()
     assert path.is_file()
     assert path.is_relative_to(isolated_home)
@@ -1021,7 +1025,7 @@ async def test_up_brings_back_earlier_prompts_and_history_is_saved(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("up")
         assert prompt_of(app).text == "second prompt"
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_ctrl_j_inserts_a_newline_and_enter_sends_both_lines(project: Path) -> None:
@@ -1034,7 +1038,7 @@ async def test_ctrl_j_inserts_a_newline_and_enter_sends_both_lines(project: Path
             await pilot.press("enter")
             await turn_done(pilot, session, server)
             assert server.requests[0]["messages"][-1]["content"] == "a\nb"
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 # -- commands --------------------------------------------------------------------------------
@@ -1052,7 +1056,7 @@ async def test_unknown_command_lists_the_commands(project: Path) -> None:
         for name in ("/help", "/tools", "/exit", "/theme"):
             assert name in text
         assert note.has_class("error")
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_a_tool_run_by_a_slash_command_shows_in_the_chat(project: Path) -> None:
@@ -1073,7 +1077,7 @@ async def test_a_tool_run_by_a_slash_command_shows_in_the_chat(project: Path) ->
         (block,) = app.chat.query(ToolCallBlock)
         assert block.tool_name == "list" and block.result is not None and block.result.ok
         assert block.call_id.startswith("toolbox-call-")
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_a_bare_slash_lists_the_commands_and_goes_nowhere(project: Path) -> None:
@@ -1088,7 +1092,7 @@ async def test_a_bare_slash_lists_the_commands_and_goes_nowhere(project: Path) -
             assert "/help" in plain(listed) and not listed.has_class("error")
             await app.workers.wait_for_complete()
         assert server.requests == []  # not sent to the model
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_a_raising_command_prints_the_error_in_red_and_the_app_keeps_going(
@@ -1111,7 +1115,7 @@ async def test_a_raising_command_prints_the_error_in_red_and_the_app_keeps_going
         await send(pilot, "/help")
         await app.workers.wait_for_complete()
         await wait_for(pilot, lambda: any("/broken" in m for m in markdown_notes(app)))
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_exit_command_quits_the_app(project: Path) -> None:
@@ -1121,8 +1125,8 @@ async def test_exit_command_quits_the_app(project: Path) -> None:
         await send(pilot, "/exit")
         await wait_for(pilot, lambda: app.return_code is not None or not app.is_running)
     assert app.return_code == 0
-    assert session.exit_requested
-    session.transcript.journal.close()
+    assert session.frontend.exit_requested
+    session.conversation.journal.close()
 
 
 async def test_ctrl_q_quits(project: Path) -> None:
@@ -1131,7 +1135,7 @@ async def test_ctrl_q_quits(project: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: app.return_code is not None)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_theme_command_changes_the_theme(project: Path) -> None:
@@ -1148,7 +1152,7 @@ async def test_theme_command_changes_the_theme(project: Path) -> None:
         await app.workers.wait_for_complete()
         await wait_for(pilot, lambda: any("no-such-theme" in t for t in note_texts(app)))
         assert app.theme == target
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- trust -----------------------------------------------------------------------------------
@@ -1173,11 +1177,11 @@ async def test_trust_dialog_yes_loads_the_project_code_and_is_remembered(project
         await wait_for(pilot, lambda: "xtool" in session.toolbox.tools)
         await wait_for(pilot, lambda: any(t.startswith("Trusted") for t in note_texts(app)))
         assert not isinstance(app.screen, TrustScreen)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
     again = create_session(project)
     assert not again.workspace.needs_trust
     assert "xtool" in again.toolbox.tools
-    again.transcript.journal.close()
+    again.conversation.journal.close()
 
 
 async def test_trust_dialog_no_keeps_the_code_off_and_says_so(project: Path) -> None:
@@ -1190,11 +1194,11 @@ async def test_trust_dialog_no_keeps_the_code_off_and_says_so(project: Path) -> 
         await wait_for(pilot, lambda: any(t.startswith("Not trusted") for t in note_texts(app)))
         assert "xtool" not in session.toolbox.tools
         assert not isinstance(app.screen, TrustScreen)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
     again = create_session(project)
     assert not again.workspace.needs_trust
     assert "xtool" not in again.toolbox.tools
-    again.transcript.journal.close()
+    again.conversation.journal.close()
 
 
 async def test_trust_dialog_answers_by_mouse(project: Path) -> None:
@@ -1205,7 +1209,7 @@ async def test_trust_dialog_answers_by_mouse(project: Path) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen))
         await pilot.click("#yes")
         await wait_for(pilot, lambda: "xtool" in session.toolbox.tools)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_a_broken_config_file_is_named_as_a_config_problem(project: Path) -> None:

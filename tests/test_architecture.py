@@ -130,6 +130,28 @@ def test_no_core_module_is_too_long() -> None:
     assert not long, f"core modules over {MAX_CORE_LINES} lines, split them: {long}"
 
 
+def test_no_import_cycle_anywhere_in_the_package() -> None:
+    """The UI, the CLI, headless, MCP, the testing kit and the facades too, not only the
+    core (TYPE_CHECKING imports and imports inside functions count)."""
+    graph = grimp.build_graph("tui_agent", cache_dir=None)
+    found = cycles({m: graph.find_modules_directly_imported_by(m) for m in graph.modules})
+    assert not found, f"import cycles: {[sorted(c) for c in found]}"
+
+
+def test_no_module_is_too_long() -> None:
+    """Source modules (the package and the bundled plugins) stay under 700 lines, test
+    modules under 1,500 (issue 28)."""
+    limits = {"tui_agent": MAX_CORE_LINES, "plugins": MAX_CORE_LINES, "tests": 1500}
+    long = {
+        str(path.relative_to(REPO)): lines
+        for folder, limit in limits.items()
+        for path in sorted((REPO / folder).rglob("*.py"))
+        if "fixtures" not in path.parts
+        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > limit
+    }
+    assert not long, f"modules over the limit, split them: {long}"
+
+
 def test_the_parts_register_their_checks_and_project_code() -> None:
     """config and workspace import nothing above them: the sandbox and the command hooks
     register their tables' checks, and the loaders their project files, when the session's

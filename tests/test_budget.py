@@ -78,17 +78,17 @@ async def test_the_window_comes_from_settings_then_the_server_then_the_default(
 ) -> None:
     async with FakeOpenAI(context_limit=20_000, advertise_limit=True) as server:
         session = create_session(project, base_url=server.base_url, model="fake-model")
-        assert session.budget.window() == (32_768, "default")
-        await session.budget.discover()  # what every turn does first
-        assert session.budget.window() == (20_000, "server")
+        assert session.conversation.budget.window() == (32_768, "default")
+        await session.conversation.budget.discover()  # what every turn does first
+        assert session.conversation.budget.window() == (20_000, "server")
         configure(context_window=8192)
         session.reload()
-        assert session.budget.window() == (8192, "setting")
+        assert session.conversation.budget.window() == (8192, "setting")
         configure(context_window=8192, models={"fake-model": {"context_window": 4096}})
         session.reload()
-        assert session.budget.window() == (4096, "model setting")
-        session.set_model("fake-model-large")  # the per-model entry is for the other one
-        assert session.budget.window() == (8192, "setting")
+        assert session.conversation.budget.window() == (4096, "model setting")
+        session.extensions.set_model("fake-model-large")  # the per-model entry is for the other one
+        assert session.conversation.budget.window() == (8192, "setting")
 
 
 async def test_an_ollama_guess_is_asked_again_once_the_model_is_loaded(project: Path) -> None:
@@ -112,11 +112,11 @@ async def test_an_ollama_guess_is_asked_again_once_the_model_is_loaded(project: 
     }
     async with FakeOpenAI(models=["qwen3:8b"], responder=respond, extra_routes=routes) as server:
         session = create_session(project, base_url=server.base_url, model="qwen3:8b")
-        await session.budget.discover()
-        assert session.budget.window() == (4096, "server")
+        await session.conversation.budget.discover()
+        assert session.conversation.budget.window() == (4096, "server")
         await session.turn("hello")
-        await session.budget.discover()
-        assert session.budget.window() == (16384, "server")
+        await session.conversation.budget.discover()
+        assert session.conversation.budget.window() == (16384, "server")
 
 
 async def test_a_bad_window_setting_is_a_config_problem(project: Path) -> None:
@@ -125,8 +125,8 @@ async def test_a_bad_window_setting_is_a_config_problem(project: Path) -> None:
     problems = [str(p) for p in session.extensions.config_problems]
     assert any("context_window must be a whole number of tokens" in p for p in problems)
     assert any("compact_at must be a share of the context window" in p for p in problems)
-    assert session.budget.window() == (32_768, "default")
-    assert session.budget.compact_at == 0.8
+    assert session.conversation.budget.window() == (32_768, "default")
+    assert session.conversation.budget.compact_at == 0.8
 
 
 async def test_use_counts_the_reported_prompt_tokens_plus_what_came_since(
@@ -137,8 +137,8 @@ async def test_use_counts_the_reported_prompt_tokens_plus_what_came_since(
         await session.turn("hello " * 200)
         [request] = server.requests
         reported = count_tokens(request)
-        assert session.agent.tokens.prompt_tokens == reported
-        use = session.budget.use()
+        assert session.conversation.usage.prompt_tokens == reported
+        use = session.conversation.budget.use()
         assert use is not None
         # the request's count, plus the reply recorded after it (estimated)
         reply = session.conversation.messages[-1]
@@ -176,11 +176,11 @@ async def test_pruning_alone_replaces_old_tool_results_with_a_stub(project: Path
         assert stubbed and "line 3 of the notes" in tools[-1]["content"]  # the newest stays
         stub = stubbed[0].result["output"]
         assert stub.startswith('[pruned to save context: read {"path": "notes0.txt"} returned')
-        assert transcript_problem(session.transcript.request("system")) is None
+        assert transcript_problem(session.conversation.request("system")) is None
         # the journal keeps the whole results
-        journaled = read_messages(session.transcript.journal.path)
+        journaled = read_messages(session.conversation.journal.path)
         assert sum("line 0 of the notes" in str(m.get("content")) for m in journaled) == 1
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_a_long_session_is_summarised_before_it_overflows(project: Path) -> None:
@@ -205,11 +205,11 @@ async def test_a_long_session_is_summarised_before_it_overflows(project: Path) -
         notes = [e.text for e in seen if type(e).__name__ == "Note"]
         assert any(t.startswith("Compacted the conversation (it neared the context") for t in notes)
         # nothing is lost on disk: every prompt is in the journal, and compactions recorded
-        journaled = [m.get("content", "") for m in read_messages(session.transcript.journal.path)]
+        journaled = [m.get("content", "") for m in read_messages(session.conversation.journal.path)]
         assert sum(str(c).startswith("question ") for c in journaled) == 12
-        records = read_records(session.transcript.journal.path)
+        records = read_records(session.conversation.journal.path)
         assert sum(r.get("type") == "compaction" for r in records) == len(events)
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_continue_after_a_compaction_resumes_the_compacted_state(project: Path) -> None:
@@ -220,16 +220,16 @@ async def test_continue_after_a_compaction_resumes_the_compacted_state(project: 
             await session.turn(f"question {n}: " + "tell me more about this " * 60)
         compacted = [dict(m) for m in session.conversation.messages]
         assert compacted[0]["content"].startswith(compaction.SUMMARY_HEADER)
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
         again = create_session(project, base_url=server.base_url, model="fake-model")
-        assert again.resume()  # what --continue does
+        assert again.conversation.resume()  # what --continue does
         assert [dict(m) for m in again.conversation.messages] == compacted
         await again.turn("and now?")
         sent = server.requests[-1]["messages"]
         assert "SUMMARY-X" in sent[1]["content"] and sent[-1]["content"] == "and now?"
         assert count_tokens(server.requests[-1]) <= 4096
-        again.transcript.journal.close()
+        again.conversation.journal.close()
 
 
 async def test_a_summary_request_that_would_not_fit_is_made_in_pieces(project: Path) -> None:
@@ -246,11 +246,13 @@ async def test_a_summary_request_that_would_not_fit_is_made_in_pieces(project: P
     async with FakeOpenAI(context_limit=2048, responder=respond) as server:
         session = create_session(project, base_url=server.base_url, model="fake-model")
         for n in range(20):  # 20 × ~300 tokens: three windows' worth
-            session.record({"role": "user", "content": f"note {n}: " + "words here " * 110})
-            session.record({"role": "assistant", "content": f"noted {n}"})
-        use = session.budget.use()
+            session.conversation.record(
+                {"role": "user", "content": f"note {n}: " + "words here " * 110}
+            )
+            session.conversation.record({"role": "assistant", "content": f"noted {n}"})
+        use = session.conversation.budget.use()
         assert use is not None and use.tokens > 3 * 2048
-        assert await session.run_command_line("/compact")
+        assert await session.commands.run_line("/compact")
         assert len(pieces) >= 3
         assert server.overflowed == []
         for body in summaries(server):
@@ -262,7 +264,7 @@ async def test_a_summary_request_that_would_not_fit_is_made_in_pieces(project: P
         assert f"SUMMARY after piece {len(pieces)}" in messages[0]["content"]
         await session.turn("go on")
         assert count_tokens(server.requests[-1]) <= 2048
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_a_plugin_summariser_writes_the_summary(project: Path) -> None:
@@ -275,18 +277,20 @@ async def test_a_plugin_summariser_writes_the_summary(project: Path) -> None:
             given.append((len(messages), so_far))
             return f"{so_far} +{len(messages)}".strip()
 
-        session.budget.summariser = mine
+        session.conversation.budget.summariser = mine
         for n in range(6):
-            session.record({"role": "user", "content": f"note {n}: " + "words here " * 110})
-            session.record({"role": "assistant", "content": f"noted {n}"})
-        event = await session.budget.compact("command", force=True)
+            session.conversation.record(
+                {"role": "user", "content": f"note {n}: " + "words here " * 110}
+            )
+            session.conversation.record({"role": "assistant", "content": f"noted {n}"})
+        event = await session.conversation.budget.compact("command", force=True)
         assert event is not None and event.summarised == 12
         assert summaries(server) == []  # the model was not asked
         assert sum(count for count, _ in given) == 12
         assert session.conversation.messages[0]["content"].endswith(
             given[-1][1] + f" +{given[-1][0]}"
         )
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 # -- overflow -------------------------------------------------------------------------------
@@ -302,14 +306,14 @@ async def test_an_overflow_error_compacts_and_retries_once(project: Path) -> Non
             reply = await session.turn(f"question {n}: " + "tell me more about this " * 50)
             assert reply in ("Noted.",), reply
         assert len(server.overflowed) == 1  # once: then the session knows the window
-        assert session.budget.window() == (3000, "overflow error")
+        assert session.conversation.budget.window() == (3000, "overflow error")
         [first, *later] = [e for e in seen if isinstance(e, Compacted)]
         assert first.reason == "overflow"
         assert all(e.reason == "auto" for e in later)
         errors = [e.text for e in seen if type(e).__name__ == "Note" and e.kind == "error"]
         assert errors == []
-        assert transcript_problem(session.transcript.request("system")) is None
-        session.transcript.journal.close()
+        assert transcript_problem(session.conversation.request("system")) is None
+        session.conversation.journal.close()
 
 
 async def test_an_overflow_that_compaction_cannot_fix_is_a_clear_error(project: Path) -> None:
@@ -323,7 +327,7 @@ async def test_an_overflow_that_compaction_cannot_fix_is_a_clear_error(project: 
         # nothing older to summarise: no retry that would fail the same way, no loop
         assert len(turn_requests(server)) == 1 and summaries(server) == []
         assert session.conversation.messages[0]["role"] == "user"  # nothing typed is lost
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 # -- one result never floods the window -----------------------------------------------------
@@ -345,7 +349,7 @@ async def test_a_huge_tool_result_is_cut_and_saved_whole(project: Path) -> None:
         saved = Path(result["full_output"])
         assert "row 0\\n" in saved.read_text()  # the whole result, as JSON
         assert server.overflowed == []
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 @pytest.mark.parametrize("window", [2048, 4096])
@@ -393,12 +397,12 @@ async def test_the_status_border_shows_the_context_share(project: Path) -> None:
                 return str(prompt.border_subtitle)
 
             await wait_for(pilot, lambda: session.extensions.loaded and "ctx " in shown())
-            before = session.budget.use()
+            before = session.conversation.budget.use()
             assert before is not None  # the system prompt and the tools, estimated
             assert f"ctx {before.share:.0%} of 4,096 · " in shown(), shown()
             await send(pilot, "hello " * 400)
             await turn_over(pilot)
-            after = session.budget.use()
+            after = session.conversation.budget.use()
             assert after is not None and after.share > before.share + 0.1
             await wait_for(pilot, lambda: f"ctx {after.share:.0%} of 4,096 · " in shown())
 

@@ -1,5 +1,5 @@
 """Issue 4 / SPEC §3 and §5: the bundled slash commands (plugins/commands.py), run the way
-the prompt runs them: ``session.run_command_line("/name args")``."""
+the prompt runs them: ``session.commands.run_line("/name args")``."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def server() -> Iterator[FakeOpenAI]:
 
 async def command(session: Any, line: str) -> Recorder:
     recorder = Recorder(session)
-    assert await session.run_command_line(line) is True
+    assert await session.commands.run_line(line) is True
     return recorder
 
 
@@ -191,17 +191,19 @@ async def test_clear_forgets_the_conversation_and_starts_a_new_session(project: 
     session = create_session(project)
     await session.turn("remember this")
     old_id = session.id
-    old_journal = session.transcript.journal.path
+    old_journal = session.conversation.journal.path
     assert len(session.conversation) > 0
     seen = await command(session, "/clear")
     assert session.conversation.messages == []
     assert session.id != old_id
     assert seen.of(ConversationReset) == [ConversationReset("clear")]
-    assert [info.id for info in session.sessions()] == [old_id]  # the old one stays saved
+    assert [info.id for info in session.conversation.sessions()] == [
+        old_id
+    ]  # the old one stays saved
     await session.turn("fresh start")
     assert session.conversation.messages[0] == {"role": "user", "content": "fresh start"}
-    assert session.transcript.journal.path != old_journal
-    assert "remember this" not in session.transcript.journal.path.read_text()
+    assert session.conversation.journal.path != old_journal
+    assert "remember this" not in session.conversation.journal.path.read_text()
     assert "fresh start" not in old_journal.read_text()
 
 
@@ -245,11 +247,11 @@ async def test_compact_replaces_the_conversation_with_the_summary(
     assert "SUMMARY-7" in follow[1]["content"]
     assert follow[3]["content"] == "go on"
     # the journal keeps the messages the summary replaced, and resumes the compacted state
-    journaled = [m["content"] for m in read_messages(session.transcript.journal.path)]
+    journaled = [m["content"] for m in read_messages(session.conversation.journal.path)]
     assert journaled[:2] == ["hello there", "Hello, I looked around."]
-    session.transcript.journal.close()
+    session.conversation.journal.close()
     again = create_session(project, base_url=server.base_url, model="m")
-    assert again.resume(session.id)
+    assert again.conversation.resume(session.id)
     assert [m["role"] for m in again.conversation.messages] == [
         "user",
         "assistant",
@@ -257,7 +259,7 @@ async def test_compact_replaces_the_conversation_with_the_summary(
         "assistant",
     ]
     assert "SUMMARY-7" in again.conversation.messages[0]["content"]
-    again.transcript.journal.close()
+    again.conversation.journal.close()
 
 
 async def test_compact_with_an_empty_summary_keeps_the_conversation(
@@ -359,7 +361,7 @@ async def test_model_completions_follow_a_provider_switch(
     assert session.commands.completions_for("model", "") == ["stub"]  # starts fetching
     await asyncio.sleep(0.1)  # the stub answers at once: its list is in
     await command(session, "/provider openai")
-    assert session.provider_name == "openai"
+    assert session.extensions.provider_name == "openai"
     for _ in range(200):
         if "alpha" in session.commands.completions_for("model", ""):
             break
@@ -371,14 +373,14 @@ async def test_model_completions_follow_a_provider_switch(
 
 async def test_provider_lists_and_switches(project: Path, server: FakeOpenAI) -> None:
     session = create_session(project, base_url=server.base_url, model="m")
-    assert session.provider_name == "openai"
+    assert session.extensions.provider_name == "openai"
     shown = await command(session, "/provider")
     assert "openai" in shown.text and "stub" in shown.text
     assert sorted(session.commands.completions_for("provider", "")) == ["openai", "stub"]
 
     switched = await command(session, "/provider stub")
     assert not switched.errors()
-    assert session.provider_name == "stub"
+    assert session.extensions.provider_name == "stub"
     reply = await session.turn("offline now")
     assert "offline stub provider" in reply
     assert server.requests == []
@@ -387,11 +389,11 @@ async def test_provider_lists_and_switches(project: Path, server: FakeOpenAI) ->
     assert len(bad.errors()) == 1
     assert bad.errors()[0].startswith("error: ")
     assert "nosuch" in bad.errors()[0]
-    assert session.provider_name == "stub"
+    assert session.extensions.provider_name == "stub"
 
     server.script.append(Reply("back online"))
     await command(session, "/provider openai")
-    assert session.provider_name == "openai"
+    assert session.extensions.provider_name == "openai"
     assert await session.turn("hello again") == "back online"
     assert len(server.requests) == 1
 

@@ -486,7 +486,7 @@ async def test_if_conditions_decide_which_calls_run_the_hook(
     ]
     session = session_for(project, fake_openai)
     await session.turn("go")
-    await session.run_command_line("/hooks")
+    await session.commands.run_line("/hooks")
     assert "| PreToolUse | `Bash` if `Bash(git commit:*)` |" in notes(session)[-1]
     hi, commit, compound, ts_write, py_write = results(fake_openai.requests[-1])
     assert hi["exit_status"] == 0 and (project / "hi.txt").exists()

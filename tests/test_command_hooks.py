@@ -26,7 +26,7 @@ from tui_agent import (
 )
 from tui_agent.command_hooks import CommandHook, in_force, parse
 from tui_agent.core.util.paths import user_config_dir, user_data_dir
-from tui_agent.testing import Call, FakeOpenAI, Reply
+from tui_agent.testing import Call, FakeOpenAI, Person, Reply
 
 # -- helpers ---------------------------------------------------------------------------------
 
@@ -228,7 +228,7 @@ async def test_allow_spares_the_permission_question_but_deny_rules_hold(
         Reply("ok"),
     ]
     session = session_for(project, fake_openai)
-    session.approver = approver
+    session.frontend = Person(decide=approver)
     await session.turn("go")
     assert (project / "one.txt").exists()  # allowed without asking
     assert len(asked) == 1
@@ -261,7 +261,7 @@ async def test_ask_puts_the_call_to_the_user_with_the_hooks_reason(
         Reply("ok"),
     ]
     session = session_for(project, fake_openai)
-    session.approver = approver
+    session.frontend = Person(decide=approver)
     await session.turn("go")
     assert [r.subject for r in asked] == ["this touches the deploy folder"] * 2
     assert asked[0].tool == "execute" and asked[0].args == {"command": "touch first.txt"}
@@ -506,9 +506,9 @@ async def test_session_start_context_is_in_the_system_prompt_for_each_new_conver
     for request in fake_openai.requests:
         assert "Open issues: #12 flaky test" in request["messages"][0]["content"]
     journal = session.id
-    session.clear()
+    session.conversation.clear()
     await session.turn("three")
-    assert session.resume(journal)
+    assert session.conversation.resume(journal)
     await session.turn("four")
     assert [r["source"] for r in recorded(log)] == ["startup", "clear", "resume"]
 
@@ -584,10 +584,11 @@ async def test_untrusted_project_hooks_never_run_and_are_reported_as_skipped(
     assert (project / "made.txt").exists() and not marker.exists()
     skipped = {p.name for p in session.extensions.skipped}
     assert {"hooks.json", "settings.json"} <= skipped
-    await session.run_command_line("/hooks")
+    await session.commands.run_line("/hooks")
     shown = session.output.history[-1].text
     assert "not trusted" in shown and ".claude/settings.json" in shown
-    session.trust(remember=False)
+    session.workspace.trust(remember=False)
+    session.reload()
     fake_openai.script += [Reply(calls=[Call("execute", {"command": "true"})]), Reply("ok")]
     await session.turn("again")
     assert marker.exists()
@@ -727,7 +728,7 @@ def test_hooks_command_lists_each_hook_with_its_source(project: Path, tmp_path: 
     session = create_session(project, trust=True)
     import asyncio
 
-    asyncio.run(session.run_command_line("/hooks"))
+    asyncio.run(session.commands.run_line("/hooks"))
     shown = session.output.history[-1].text
     rows = [line for line in shown.splitlines() if line.startswith("| ") and "---" not in line]
     assert rows[1:] == [

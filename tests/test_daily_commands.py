@@ -262,7 +262,7 @@ async def test_export_writes_the_conversation_as_markdown(
 ) -> None:
     session = await a_session_after_a_turn(project, fake_openai)
 
-    assert await session.run_command_line("/export")
+    assert await session.commands.run_line("/export")
 
     path = project / f"tui-agent-{session.id}.md"
     assert notes(session)[-1] == f"Exported 4 messages to {path}"
@@ -288,13 +288,13 @@ async def test_export_to_a_file_refuses_to_overwrite_without_force(
     target = project / "notes.md"
     target.write_text("mine\n")
 
-    await session.run_command_line("/export notes.md")
+    await session.commands.run_line("/export notes.md")
 
     assert target.read_text() == "mine\n"
     assert session.output.history[-1].kind == "error"
     assert "notes.md exists" in notes(session)[-1] and "--force" in notes(session)[-1]
 
-    await session.run_command_line("/export notes.md --force")
+    await session.commands.run_line("/export notes.md --force")
 
     assert "## You\n\nwhat is in a.txt?" in target.read_text()
     assert notes(session)[-1] == f"Exported 4 messages to {target}"
@@ -304,23 +304,23 @@ async def test_export_again_brings_the_default_file_up_to_date(
     project: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     session = await a_session_after_a_turn(project, fake_openai)
-    await session.run_command_line("/export")
+    await session.commands.run_line("/export")
     fake_openai.script.append(Reply("Second answer."))
     await session.turn("and now?")
 
-    await session.run_command_line("/export")
+    await session.commands.run_line("/export")
 
     text = (project / f"tui-agent-{session.id}.md").read_text()
     assert text.endswith("## You\n\nand now?\n\n## Assistant\n\nSecond answer.\n")
     elsewhere = tmp_path / "out"
     elsewhere.mkdir()
-    await session.run_command_line(f"/export {elsewhere}")  # a folder: the default name in it
+    await session.commands.run_line(f"/export {elsewhere}")  # a folder: the default name in it
     assert (elsewhere / f"tui-agent-{session.id}.md").read_text().endswith("Second answer.\n")
 
 
 async def test_export_of_an_empty_conversation_writes_nothing(project: Path) -> None:
     session = create_session(project)
-    await session.run_command_line("/export")
+    await session.commands.run_line("/export")
     assert notes(session)[-1] == "Nothing to export yet: the conversation is empty."
     assert list(project.glob("*.md")) == []
 

@@ -67,7 +67,7 @@ async def test_the_bus_carries_tool_hook_and_command_changes(project: Path) -> N
         ev.CommandsChanged(),
         ev.CommandsChanged(),
     ]
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 def test_a_plugin_listening_on_session_events_hears_tools_added_after_load(project: Path) -> None:
@@ -82,7 +82,7 @@ def test_a_plugin_listening_on_session_events_hears_tools_added_after_load(proje
         "            session.output.say(f'heard {event.kind} {event.name}')\n"
         "        elif isinstance(event, CommandsChanged):\n"
         "            session.output.say('heard commands')\n"
-        "    session.on_close(session.events.listen(heard))\n",
+        "    session.on('close', session.events.listen(heard))\n",
     )
     session = create_session(project)
     assert not session.extensions.problems
@@ -92,7 +92,7 @@ def test_a_plugin_listening_on_session_events_hears_tools_added_after_load(proje
     session.commands.register("later", description="After the load", handler=lambda: None)
     texts = [note.text for note in list(session.output.history)[said:]]
     assert texts == ["heard tools late", "heard hooks late", "heard commands"]
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- the app: the tools panel and the chat follow the bus ------------------------------------
@@ -133,7 +133,7 @@ async def test_the_tools_panel_follows_adds_replacements_hooks_removals_and_relo
         await send(pilot, "/reload")  # a new load: the plugin's tool, not the one added here
         await wait_for(pilot, lambda: "weather" in rows(app) and "shout" not in rows(app))
         assert {"read", "list"} <= set(rows(app))
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_a_tool_called_by_a_slash_command_shows_in_the_chat_and_the_tools_panel(
@@ -160,7 +160,7 @@ async def test_a_tool_called_by_a_slash_command_shows_in_the_chat_and_the_tools_
         assert "shout (as yell)" in chat_text(app)
         await wait_for(pilot, lambda: cell(app, "shout", "calls") == "1")
         assert "ok" in cell(app, "shout", "last")
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_an_open_completion_menu_follows_the_commands(project: Path) -> None:
@@ -186,7 +186,7 @@ async def test_an_open_completion_menu_follows_the_commands(project: Path) -> No
         session.commands.unregister("zero")
         await wait_for(pilot, lambda: not menu.has_class("visible"))
         assert prompt.text == "/ze"
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- headless ---------------------------------------------------------------------------------
@@ -199,7 +199,7 @@ def test_headless_runs_print_no_registry_changes(
     from tui_agent.headless import run_headless
 
     session = create_session(project, provider="stub")
-    session.on_turn(lambda: session.toolbox.add("late", description="x", handler=dict))
+    session.on("turn", lambda: session.toolbox.add("late", description="x", handler=dict))
     assert run_headless(session, "hello", as_json=as_json) == 0
     assert "late" in session.toolbox.tools  # it changed during the run
     out, err = capsys.readouterr()

@@ -113,7 +113,7 @@ def session_of() -> Iterator[Any]:
 
     yield make
     for session in made:
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def tool(session: Session, name: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -228,7 +228,7 @@ async def test_the_seed_page_hooks_run_from_a_plugin(project: Path) -> None:
 
             @tui_agent.setup("guards")
             def guards(session):
-                LOG = session.kept("log", list)
+                LOG = session.extensions.kept("log", list)
 
                 @session.toolbox.before
                 def guard(args):
@@ -249,7 +249,7 @@ async def test_the_seed_page_hooks_run_from_a_plugin(project: Path) -> None:
     assert refused.to_dict()["error"] == "refusing to run rm"
     ran = await session.toolbox.run("bash", {"command": "echo hi"})
     assert ran.ok, ran.to_dict()
-    assert session.kept("log", list) == [["exit_status", "output"], "echo hi"]
+    assert session.extensions.kept("log", list) == [["exit_status", "output"], "echo hi"]
 
 
 # -- refused at registration, with what to do -----------------------------------------------

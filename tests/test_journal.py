@@ -58,9 +58,9 @@ def other_folder(tmp_path: Path, name: str = "other") -> Path:
 
 async def stub_session_with_turn(folder: Path, prompt: str) -> Any:
     session = create_session(folder)
-    assert session.provider_name == "stub"
+    assert session.extensions.provider_name == "stub"
     await session.turn(prompt)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
     return session
 
 
@@ -85,7 +85,7 @@ def age(path: Path, seconds_ago: float) -> None:
 
 async def test_a_turn_writes_a_header_and_one_flushed_record_per_message(project: Path) -> None:
     session = create_session(project, yes=True)  # yes: the permission hook may ask about peek
-    assert session.provider_name == "stub"
+    assert session.extensions.provider_name == "stub"
     path = journal_path(session.id)
     seen_during_tool: list[list[str]] = []
 
@@ -122,7 +122,7 @@ async def test_a_turn_writes_a_header_and_one_flushed_record_per_message(project
     # read back, a user message's default origin is left out again (issue 28)
     read = [journal.read_message(r["message"]) for r in records[1:]]
     assert read == session.conversation.messages
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_clear_sends_later_messages_to_a_new_journal(project: Path) -> None:
@@ -131,11 +131,11 @@ async def test_clear_sends_later_messages_to_a_new_journal(project: Path) -> Non
     old_id, old_path = session.id, journal_path(session.id)
     old_text = old_path.read_text(encoding="utf-8")
 
-    session.clear()
+    session.conversation.clear()
     assert session.id != old_id
     assert len(session.conversation) == 0
     await session.turn("second")
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
     assert old_path.read_text(encoding="utf-8") == old_text
     new_records = journal.read_records(journal_path(session.id))
@@ -164,7 +164,7 @@ async def test_cancel_mid_tool_leaves_a_valid_journal(project: Path) -> None:
     assert session.cancel() is True
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(turn, 5)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
     on_disk = journal.read_messages(journal_path(session.id))
     assert on_disk == session.conversation.messages
@@ -183,7 +183,7 @@ async def test_undecodable_file_names_do_not_break_the_journal(project: Path) ->
     only_tool(session, "ls", lambda args: {"output": [name]}, description="List files")
 
     reply = await session.turn("what is here?")
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
     assert reply
     assert [m["role"] for m in session.conversation.messages] == [
@@ -194,7 +194,7 @@ async def test_undecodable_file_names_do_not_break_the_journal(project: Path) ->
     ]
     assert journal.read_messages(journal_path(session.id)) == session.conversation.messages
     resumed = create_session(project)
-    assert resumed.resume(session.id) is True
+    assert resumed.conversation.resume(session.id) is True
     assert json.loads(resumed.conversation.messages[2]["content"])["output"] == [name]
 
 
@@ -205,20 +205,20 @@ async def test_resume_by_id_restores_the_exact_messages(project: Path) -> None:
     first = create_session(project, yes=True)
     only_tool(first, "peek", lambda args: {"output": 'ü ✓ "quoted"\nline'}, description="Peek")
     await first.turn("round trip ✓ with\nnewlines")
-    first.transcript.journal.close()
+    first.conversation.journal.close()
     original = [dict(m) for m in first.conversation.messages]
     assert len(original) == 4
     assert json.loads(original[2]["content"])["output"] == 'ü ✓ "quoted"\nline'
 
     second = create_session(project)
     assert second.id != first.id
-    assert second.resume(first.id) is True
+    assert second.conversation.resume(first.id) is True
 
     assert second.id == first.id
     assert second.conversation.messages == original
     # later messages go on in the same journal, and it still round-trips
     await second.turn("and again")
-    second.transcript.journal.close()
+    second.conversation.journal.close()
     on_disk = journal.read_messages(journal_path(first.id))
     assert on_disk == second.conversation.messages
     assert on_disk[: len(original)] == original
@@ -230,8 +230,8 @@ async def test_resume_by_id_restores_the_exact_messages(project: Path) -> None:
 async def test_resume_unknown_id_is_false_and_keeps_the_session(project: Path) -> None:
     session = create_session(project)
     before = session.id
-    assert session.resume("no-such-session") is False
-    assert session.resume("../../etc/passwd") is False
+    assert session.conversation.resume("no-such-session") is False
+    assert session.conversation.resume("../../etc/passwd") is False
     assert session.id == before
     assert len(session.conversation) == 0
 
@@ -248,7 +248,7 @@ async def test_resume_without_id_takes_the_last_session_of_this_folder(
     age(journal_path(elsewhere.id), 10)  # newest of all, but another folder's
 
     session = create_session(project)
-    assert session.resume() is True
+    assert session.conversation.resume() is True
 
     assert session.id == newer.id
     assert session.conversation.messages == newer.conversation.messages
@@ -259,7 +259,7 @@ async def test_resume_without_id_ignores_other_folders(tmp_path: Path, project: 
     await stub_session_with_turn(other_folder(tmp_path), "not yours")
 
     session = create_session(project)
-    assert session.resume() is False
+    assert session.conversation.resume() is False
     assert len(session.conversation) == 0
 
 
@@ -304,11 +304,11 @@ async def test_a_truncated_last_line_is_skipped_and_appending_stays_valid(
     expected = first.conversation.messages if cut == 1 else first.conversation.messages[:-1]
 
     second = create_session(project)
-    assert second.resume(first.id) is True
+    assert second.conversation.resume(first.id) is True
     assert second.conversation.messages == expected
 
     await second.turn("after the crash")
-    second.transcript.journal.close()
+    second.conversation.journal.close()
     lines = lines_of(path)
     bad = []
     for line in lines:
@@ -330,12 +330,12 @@ async def test_a_half_written_appended_line_is_skipped(project: Path) -> None:
         handle.write(torn)
 
     third = create_session(project)
-    assert third.resume() is True  # listing survives the torn line too
+    assert third.conversation.resume() is True  # listing survives the torn line too
     assert third.id == first.id
     assert third.conversation.messages == first.conversation.messages
 
     await third.turn("next prompt")
-    third.transcript.journal.close()
+    third.conversation.journal.close()
     lines = lines_of(path)
     assert torn in lines  # still on its own line, nothing glued to it
     unreadable = [line for line in lines if line == torn]
@@ -376,7 +376,7 @@ async def test_resume_answers_dangling_tool_calls_with_errors(project: Path) -> 
 
     with FakeOpenAI([Reply("picked up again")]) as server:
         session = create_session(project, base_url=server.base_url, model="fake-model")
-        assert session.resume(crashed.id) is True
+        assert session.conversation.resume(crashed.id) is True
 
         messages = session.conversation.messages
         assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool"]
@@ -390,7 +390,7 @@ async def test_resume_answers_dangling_tool_calls_with_errors(project: Path) -> 
         assert journal.read_messages(journal_path(crashed.id)) == messages
 
         reply = await session.turn("carry on")
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
     assert reply == "picked up again"
     assert len(server.requests) == 1
@@ -428,7 +428,7 @@ async def test_no_api_key_is_written_by_a_real_turn(
         )
         monkeypatch.setenv("OPENAI_API_KEY", SECRET_ENV)
         session = create_session(project, yes=True)  # yes: the permission hook may ask
-        assert session.provider_name == "openai"
+        assert session.extensions.provider_name == "openai"
         session.toolbox.add(
             "peek",
             description="Show the settings",
@@ -436,7 +436,7 @@ async def test_no_api_key_is_written_by_a_real_turn(
             handler=lambda args: {"settings": session.config.public_settings()},
         )
         reply = await session.turn("use the key")
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
     assert reply == "all done"
     assert len(server.requests) == 2
@@ -501,7 +501,7 @@ async def test_session_close_closes_the_journal_and_a_later_message_reopens_it(
     async with FakeOpenAI([Reply("one"), Reply("two")]) as server:
         session = create_session(project, base_url=server.base_url, model="m")
         assert await session.turn("first") == "one"
-        handle = session.transcript.journal._handle
+        handle = session.conversation.journal._handle
         assert handle is not None and not handle.closed
         await session.close()
         assert handle.closed  # callers no longer close it themselves

@@ -23,7 +23,7 @@ import tui_agent
 from tui_agent import create_session
 from tui_agent.core.util.paths import user_config_dir
 from tui_agent.paths import user_cache_dir
-from tui_agent.testing import Call, FakeOpenAI, Reply
+from tui_agent.testing import Call, FakeOpenAI, Person, Reply
 
 SERVER = '''\
 """A FastMCP server for the tests; argv[1], when given, is a file to write the pid to."""
@@ -288,7 +288,7 @@ def errors(session: tui_agent.Session) -> list[str]:
 async def mcp_table(session: tui_agent.Session) -> str:
     """Run ``/mcp`` (it waits for servers still starting) and return the table it says."""
     start = len(session.output.history)
-    assert await session.run_command_line("/mcp")
+    assert await session.commands.run_line("/mcp")
     notes = list(session.output.history)[start:]
     tables = [n.text for n in notes if n.kind == "markdown" and "MCP servers" in n.text]
     assert tables, [n.text for n in notes]
@@ -620,7 +620,7 @@ async def test_a_server_crash_mid_session(project: Path, script: Path, sessions:
     assert "| srv | crashed | 6 |" in await mcp_table(session)
     # its tools stay listed (and explain themselves); a restart brings them back
     assert "srv_add" in session.toolbox.tools
-    assert await session.run_command_line("/mcp restart srv")
+    assert await session.commands.run_line("/mcp restart srv")
     assert (await session.toolbox.run("srv_add", {"a": 1, "b": 1}))["output"] == "2"
 
 
@@ -758,7 +758,7 @@ async def test_the_permission_hook_asks_for_mcp_tools(
     replies = [Reply(calls=[Call("srv_add", {"a": 1, "b": 2})]), Reply("ok")]
     with FakeOpenAI(replies) as server:
         session = sessions(project, base_url=server.base_url, model="m")
-        session.approver = approver
+        session.frontend = Person(decide=approver)
         assert await session.turn("add") == "ok"
     assert [(r.tool, r.args) for r in asked] == [("srv_add", {"a": 1, "b": 2})]
     [denied] = tool_messages(server.requests[1])
@@ -778,7 +778,7 @@ async def test_reload_restarts_servers(
     await mcp_table(session)
     [first] = pids(pidfile)
     assert alive(first)
-    assert await session.run_command_line("/reload")
+    assert await session.commands.run_line("/reload")
     table = await mcp_table(session)  # waits for the new server and the old one's stop
     assert "| srv | running | 6 |" in table
     first_, second = pids(pidfile)
@@ -789,7 +789,7 @@ async def test_reload_restarts_servers(
     assert (await session.toolbox.run("srv_add", {"a": 2, "b": 2}))["output"] == "4"
     # the server is taken out of the config: reload stops it and its tools go
     configure({})
-    assert await session.run_command_line("/reload")
+    assert await session.commands.run_line("/reload")
     assert not any(name.startswith("srv_") for name in session.toolbox.tools)
     await session.close()
     assert await gone(second)
@@ -919,7 +919,8 @@ async def test_an_untrusted_mcp_json_is_project_code_skipped_and_counted(
     assert done.returncode == 0, done.stderr
     assert "skipped untrusted project code" in done.stderr and ".mcp.json" in done.stderr
     assert "phrocs" not in done.stdout
-    session.trust(remember=False)  # trusting loads it
+    session.workspace.trust(remember=False)  # trusting loads it
+    session.reload()
     await session.extensions.settled()
     assert "| phrocs | running | 6 |" in await mcp_table(session)
 
@@ -1019,7 +1020,7 @@ async def test_permission_rules_by_claude_names_and_patterns(
     ]
     with FakeOpenAI(replies) as server:
         session = sessions(project, base_url=server.base_url, model="m")
-        session.approver = approver
+        session.frontend = Person(decide=approver)
         assert await session.turn("go") == "ok"
     assert asked == []  # allowed by the pattern, by either name
     assert [m["ok"] for m in tool_messages(server.requests[1])] == [True, True]
@@ -1033,7 +1034,7 @@ async def test_permission_rules_by_claude_names_and_patterns(
     assert (await session.toolbox.run("other_add", {"a": 1, "b": 1})).error == (
         "Permission denied: other_add"
     )
-    await session.run_command_line("/permissions")
+    await session.commands.run_line("/permissions")
     shown = session.output.history[-1].text
     assert '| srv_add | "allow" (permission."mcp__srv__*") |' in shown
     assert '| other_add | "deny" (permission.mcp__other) |' in shown

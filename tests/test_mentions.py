@@ -206,7 +206,7 @@ def test_the_turn_records_the_attachments_and_undo_finds_it_by_the_typed_prompt(
         assert session.conversation.messages == []
 
     asyncio.run(go())
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 def test_a_bad_mention_records_nothing(repo: Path) -> None:

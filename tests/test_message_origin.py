@@ -122,7 +122,7 @@ async def test_a_session_records_each_origin_and_the_request_carries_none(repo: 
         session.on("prompt", lambda prompt: "the build is green")
         stops = ["run the tests too"]
         session.on("stop", lambda reply, n: stops.pop() if stops else None)
-        session.steering.add(Steer("and b.txt", UserText("and b.txt")))
+        session.conversation.steering.add(Steer("and b.txt", UserText("and b.txt")))
         server.script += [
             Reply(calls=[Call("write", {"path": "a.txt", "content": "a\n"})]),
             Reply("Wrote them."),
@@ -143,8 +143,8 @@ async def test_a_session_records_each_origin_and_the_request_carries_none(repo: 
             for sent in request["messages"]:
                 if sent["role"] == "user":
                     assert set(sent) == {"role", "content"}, sent
-        path = session.transcript.journal.path
-        session.transcript.journal.close()
+        path = session.conversation.journal.path
+        session.conversation.journal.close()
     on_disk = [m for m in journal.read_messages(path) if m["role"] == "user"]
     assert [m.get("origin", "prompt") for m in on_disk] == [
         "prompt",
@@ -177,14 +177,14 @@ async def test_undo_finds_a_prompt_whose_text_looks_like_something_else(
         restored = await session.checkpoints.undo()
         assert restored.prompt == typed and restored.conversation
         assert [m.text for m in session.conversation.messages] == ["first", "first answer"]
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_a_steer_starts_no_turn_for_undo(repo: Path) -> None:
     """The steer's text is the turn's prompt: still the turn's own prompt is found."""
     with FakeOpenAI() as server:
         session = session_for(repo, server)
-        session.steering.add(Steer("same", UserText("same")))
+        session.conversation.steering.add(Steer("same", UserText("same")))
         server.script += [
             Reply(calls=[Call("write", {"path": "a.txt", "content": "a\n"})]),
             Reply("done"),
@@ -193,7 +193,7 @@ async def test_a_steer_starts_no_turn_for_undo(repo: Path) -> None:
         assert [m.origin for m in users(session.conversation.messages)] == ["prompt", "steer"]
         restored = await session.checkpoints.undo()
         assert restored.conversation and session.conversation.messages == []
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 # -- journals written before origins ---------------------------------------------------------
@@ -238,8 +238,8 @@ async def test_an_old_journal_resumes_with_the_right_origins(repo: Path) -> None
 
         server.script += [Reply("again")]
         await session.turn("a new turn")  # appended to the old file, with its origin
-        path = session.transcript.journal.path
-        session.transcript.journal.close()
+        path = session.conversation.journal.path
+        session.conversation.journal.close()
     on_disk = [m for m in journal.read_messages(path) if m["role"] == "user"]
     assert [m.get("origin", "prompt") for m in on_disk][-1] == "prompt"
     assert journal.list_sessions()[0].title == "explain @notes.md"

@@ -41,7 +41,7 @@ async def test_plan_mode_offers_only_read_only_tools_and_says_it_is_planning(
         session = create_session(project, base_url=server.base_url, model="m", yes=True)
         seen: list[Any] = []
         session.events.listen(lambda e: seen.append(e) if isinstance(e, ModeChanged) else None)
-        session.set_mode("plan")
+        session.permissions.set_mode("plan")
         assert [e.mode for e in seen] == ["plan"]
         server.script += [
             Reply(calls=[Call("write", {"path": "b.txt", "content": "no\n"})]),
@@ -55,7 +55,7 @@ async def test_plan_mode_offers_only_read_only_tools_and_says_it_is_planning(
         assert not (project / "b.txt").exists()
         assert "plan mode" in results(server)[-1] and "Permission denied" in results(server)[-1]
 
-        session.set_mode("ask")
+        session.permissions.set_mode("ask")
         server.script.append(Reply("ok"))
         await session.turn("go on")
         assert "write" in offered(server.requests[-1])
@@ -69,7 +69,7 @@ async def test_auto_edit_allows_writes_inside_the_worktree_only(project: Path) -
         session = create_session(
             project, base_url=server.base_url, model="m"
         )  # headless: asks are denied
-        session.set_mode("auto-edit")
+        session.permissions.set_mode("auto-edit")
         server.script += [
             Reply(
                 calls=[
@@ -97,9 +97,9 @@ async def test_allow_all_allows_every_ask_but_deny_rules_hold(project: Path) -> 
     write(project / "keep.txt", "keep\n")
     with FakeOpenAI() as server:
         session = create_session(project, base_url=server.base_url, model="m")
-        assert session.mode == "ask" and not session.yes
-        session.set_mode("allow-all")
-        assert session.yes
+        assert session.permissions.mode == "ask" and not session.permissions.yes
+        session.permissions.set_mode("allow-all")
+        assert session.permissions.yes
         server.script += [
             Reply(
                 calls=[
@@ -118,14 +118,14 @@ async def test_allow_all_allows_every_ask_but_deny_rules_hold(project: Path) -> 
 async def test_yes_starts_in_allow_all_and_a_bad_mode_is_refused(project: Path) -> None:
     assert create_session(project, yes=True).mode == "allow-all"
     session = create_session(project)
-    assert session.mode == "ask"
+    assert session.permissions.mode == "ask"
     with pytest.raises(ValueError, match="unknown mode 'yolo'"):
-        session.set_mode("yolo")
+        session.permissions.set_mode("yolo")
     start = len(session.output.history)
-    assert await session.run_command_line("/permissions mode plan")
-    assert session.mode == "plan"
+    assert await session.commands.run_line("/permissions mode plan")
+    assert session.permissions.mode == "plan"
     assert "Mode: plan" in session.output.history[start].text
-    assert await session.run_command_line("/permissions")
+    assert await session.commands.run_line("/permissions")
     assert "**Mode: plan**" in session.output.history[-1].text
 
 
@@ -143,14 +143,14 @@ async def test_shift_tab_cycles_the_mode_shown_on_the_prompts_border(project: Pa
         seen = []
         for _ in range(4):
             await pilot.press("shift+tab")
-            await wait_for(pilot, lambda: f"mode: {session.mode}" in border())
-            seen.append(session.mode)
+            await wait_for(pilot, lambda: f"mode: {session.permissions.mode}" in border())
+            seen.append(session.permissions.mode)
         assert seen == ["auto-edit", "plan", "ask", "auto-edit"]
         await send(pilot, "/permissions mode allow-all")
         await wait_for(pilot, lambda: "mode: allow-all" in border())
         await pilot.press("shift+tab")  # allow-all is never a key away: back to ask
         await wait_for(pilot, lambda: "mode: ask" in border())
-        assert session.mode == "ask"
+        assert session.permissions.mode == "ask"
 
 
 @pytest.mark.usefixtures("sandbox_off")  # execute asks
@@ -170,7 +170,7 @@ async def test_shift_tab_in_a_dialog_moves_focus_not_the_mode(project: Path) -> 
             before = pilot.app.focused
             await pilot.press("shift+tab")
             await pilot.pause()
-            assert session.mode == "ask"
+            assert session.permissions.mode == "ask"
             assert pilot.app.focused is not before
             await pilot.press("n")
             await wait_for(pilot, lambda: not session.busy)

@@ -28,7 +28,7 @@ from tui_agent.core.permissions.permissions import (
 )
 from tui_agent.core.permissions.shell import split_commands
 from tui_agent.core.util.paths import user_config_dir
-from tui_agent.testing import Call, FakeOpenAI, Reply
+from tui_agent.testing import Call, FakeOpenAI, Person, Reply
 
 pytestmark = pytest.mark.real_permissions
 
@@ -608,7 +608,7 @@ async def test_a_tool_file_overriding_execute_is_still_checked(
     if reload == "reload()":
         session.reload()
     elif reload == "/reload":
-        assert await session.run_command_line("/reload")
+        assert await session.commands.run_line("/reload")
     assert (await assert_runs(session))["output"] == "override:ok\n"  # the override runs
     for command in ["rm x", *BYPASSES]:
         await assert_denied(session, project, "execute", command)
@@ -622,7 +622,7 @@ async def test_bypass_attempts_are_denied_after_reload(project: Path, how: str) 
         if how == "reload()":
             session.reload()
         else:
-            assert await session.run_command_line("/reload")
+            assert await session.commands.run_line("/reload")
     for name in ["execute", "sh"]:
         for command in BYPASSES:
             await assert_denied(session, project, name, command)
@@ -634,16 +634,16 @@ async def test_reload_picks_up_a_new_deny_rule(project: Path) -> None:
     session = session_with(project, '[permission]\nexecute = "allow"\n')
     await assert_runs(session, "cat x")
     user_config(RM_DENIED)
-    assert await session.run_command_line("/reload")
+    assert await session.commands.run_line("/reload")
     await assert_denied(session, project, "execute", "rm x")
 
 
 async def test_the_hook_asks_once_per_call_even_after_reloads(project: Path) -> None:
     session = session_with(project, MKDIR_ASKS)
     session.reload()
-    assert await session.run_command_line("/reload")
+    assert await session.commands.run_line("/reload")
     approver = Recorder("once")
-    session.approver = approver
+    session.frontend = Person(decide=approver)
     await assert_runs(session, "mkdir -p made")
     assert len(approver.requests) == 1
 
@@ -654,7 +654,7 @@ async def test_the_hook_asks_once_per_call_even_after_reloads(project: Path) -> 
 async def test_the_request_carries_what_the_dialog_shows(project: Path) -> None:
     session = session_with(project, MKDIR_ASKS)
     approver = Recorder("once")
-    session.approver = approver
+    session.frontend = Person(decide=approver)
 
     await call(session, "bash", {"command": "mkdir -p made"})
 
@@ -670,7 +670,7 @@ async def test_the_request_carries_what_the_dialog_shows(project: Path) -> None:
 async def test_only_the_parts_that_ask_are_asked_about(project: Path) -> None:
     session = session_with(project, MKDIR_ASKS)
     approver = Recorder("once")
-    session.approver = approver
+    session.frontend = Person(decide=approver)
     await assert_runs(session, "echo ok && mkdir -p made")
     (request,) = approver.requests
     assert request.subject == "mkdir -p made"
@@ -681,7 +681,7 @@ async def test_nothing_is_asked_when_a_part_is_denied(project: Path) -> None:
     victim(project)
     session = session_with(project, MKDIR_ASKS)
     approver = Recorder("once")
-    session.approver = approver
+    session.frontend = Person(decide=approver)
     await assert_denied(session, project, "execute", "mkdir -p made && rm x")
     assert approver.requests == []
     assert not (project / "made").exists()
@@ -690,7 +690,7 @@ async def test_nothing_is_asked_when_a_part_is_denied(project: Path) -> None:
 async def test_allow_once_runs_and_asks_again(project: Path) -> None:
     session = session_with(project, MKDIR_ASKS)
     approver = Recorder("once")
-    session.approver = approver
+    session.frontend = Person(decide=approver)
 
     await assert_runs(session, "mkdir -p one")
     assert (project / "one").is_dir()
@@ -701,7 +701,7 @@ async def test_allow_once_runs_and_asks_again(project: Path) -> None:
 async def test_allow_for_session_then_revoke(project: Path) -> None:
     session = session_with(project, MKDIR_ASKS)
     approver = Recorder("session", "deny")
-    session.approver = approver
+    session.frontend = Person(decide=approver)
 
     await assert_runs(session, "mkdir -p one")
     await assert_runs(session, "mkdir -p two")
@@ -709,12 +709,12 @@ async def test_allow_for_session_then_revoke(project: Path) -> None:
     assert len(approver.requests) == 1
     assert all((project / n).is_dir() for n in ("one", "two", "three"))
 
-    assert await session.run_command_line("/permissions")
+    assert await session.commands.run_line("/permissions")
     listing = said(session)
     assert "mkdir *" in listing and "execute" in listing
     assert "rm *" in listing  # the config rules are shown too
 
-    assert await session.run_command_line("/permissions revoke execute mkdir *")
+    assert await session.commands.run_line("/permissions revoke execute mkdir *")
     assert "error" not in said(session).lower()
     result = await call(session, "execute", {"command": "mkdir -p four"})
     assert len(approver.requests) == 2
@@ -724,11 +724,12 @@ async def test_allow_for_session_then_revoke(project: Path) -> None:
 
 async def test_a_session_allow_is_not_saved(project: Path) -> None:
     session = session_with(project, MKDIR_ASKS, trust=True)
-    session.approver = Recorder("session")
+    session.frontend = Person(decide=Recorder("session"))
     await assert_runs(session, "mkdir -p one")
     assert not session.workspace.config_file.exists()
     fresh = create_session(project, trust=True)
-    fresh.approver = approver = Recorder("deny")
+    approver = Recorder("deny")
+    fresh.frontend = Person(decide=approver)
     await call(fresh, "execute", {"command": "mkdir -p two"})
     assert len(approver.requests) == 1
 
@@ -754,7 +755,7 @@ async def check_always(project: Path, config: str, command: str, pattern: str) -
     user_config("# no rules here\n")
     session = create_session(project, trust=True)
     approver = Recorder("always", "deny")
-    session.approver = approver
+    session.frontend = Person(decide=approver)
 
     await assert_runs(session, command)
     assert len(approver.requests) == 1
@@ -776,7 +777,8 @@ async def check_always(project: Path, config: str, command: str, pattern: str) -
     await assert_runs(session, command)  # this session no longer asks
     assert len(approver.requests) == 1
     fresh = create_session(project, trust=True)  # nor does the next one
-    fresh.approver = again = Recorder("deny")
+    again = Recorder("deny")
+    fresh.frontend = Person(decide=again)
     await assert_runs(fresh, command)
     assert again.requests == []
 
@@ -806,7 +808,7 @@ async def test_always_allow_when_the_asking_pattern_is_the_one_to_add(project: P
 )
 async def test_deny_and_deny_with_feedback(project: Path, decision: Decision, message: str) -> None:
     session = session_with(project, MKDIR_ASKS)
-    session.approver = Recorder(decision)
+    session.frontend = Person(decide=Recorder(decision))
     result = await call(session, "sh", {"command": "mkdir made"})
     assert result["error"] == message
     assert result["ok"] is False
@@ -854,7 +856,7 @@ async def test_tools_denied_for_everything_are_not_offered(project: Path) -> Non
     session.reload()
     assert "write" not in offered(session)
     user_config('[permission]\nexecute = { "*" = "allow", "rm *" = "deny" }\n')
-    assert await session.run_command_line("/reload")
+    assert await session.commands.run_line("/reload")
     assert {"write", "edit", "execute"} <= offered(session)
 
 
@@ -901,7 +903,7 @@ async def test_read_outside_the_worktree_asks(project: Path, tmp_path: Path, con
     write(project / "inside.txt", "hello\n")
     session = session_with(project, config)
     approver = Recorder("deny")
-    session.approver = approver
+    session.frontend = Person(decide=approver)
 
     inside = await call(session, "read", {"path": "inside.txt"})
     assert inside["ok"] is True and approver.requests == []
@@ -933,7 +935,7 @@ async def test_a_session_allow_inside_does_not_open_outside_paths(
     target = tmp_path / "outside.txt"
     session = session_with(project, "# defaults: write asks\n")
     approver = Recorder("session", "deny")
-    session.approver = approver
+    session.frontend = Person(decide=approver)
     assert (await call(session, "write", {"path": "a.txt", "content": "a"}))["ok"] is True
 
     result = await call(session, "write", {"path": str(target), "content": "pwned"})

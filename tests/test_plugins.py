@@ -137,7 +137,7 @@ async def test_wc_command_says_the_result_dict(wc_project: Path, line: str, expe
     session = create_session(wc_project, trust=True)
     before = len(session.output.history)
 
-    assert await session.run_command_line(line) is True
+    assert await session.commands.run_line(line) is True
 
     notes = list(session.output.history)[before:]
     assert len(notes) == 1
@@ -502,12 +502,12 @@ def test_reload_picks_up_new_and_deleted_files_in_place(
 def test_reload_rereads_the_user_config(project: Path, user_config_dir: Path) -> None:
     config = write(user_config_dir / "config.toml", 'model = "first"\n')
     session = create_session(project)
-    assert session.model == "first"
+    assert session.extensions.model == "first"
 
     config.write_text('model = "second"\n', encoding="utf-8")
     session.reload()
 
-    assert session.model == "second"
+    assert session.extensions.model == "second"
 
 
 async def test_reload_command_reloads_and_reports_counts(
@@ -519,7 +519,7 @@ async def test_reload_command_reloads_and_reports_counts(
     toolbox = session.toolbox
     before = len(session.output.history)
 
-    assert await session.run_command_line("/reload") is True
+    assert await session.commands.run_line("/reload") is True
 
     assert session.toolbox is toolbox
     assert {"one_tool", "two_tool"} <= set(toolbox.tools)
@@ -540,7 +540,7 @@ async def test_reload_command_reports_a_new_problem(
     session = create_session(project)
     bad = write(folders["user"] / "bad.py", "def broken(:\n")
 
-    await session.run_command_line("/reload")
+    await session.commands.run_line("/reload")
 
     errors = [note.text for note in session.output.history if note.kind == "error"]
     assert any(str(bad) in text and "SyntaxError" in text for text in errors), errors
@@ -575,7 +575,7 @@ def test_untrusted_project_code_is_skipped(project: Path, local_code: list[Path]
 
     assert "local_tool" not in session.toolbox.tools
     assert "filed" not in session.toolbox.tools
-    assert session.model is None  # project config.toml not read
+    assert session.extensions.model is None  # project config.toml not read
     assert resolved(session.extensions.skipped) == resolved(local_code)
     assert session.workspace.needs_trust is True
     assert session.extensions.problems == []
@@ -586,7 +586,7 @@ def test_trust_flag_loads_project_code(project: Path, local_code: list[Path]) ->
     session = create_session(project, trust=True)
 
     assert {"local_tool", "filed"} <= set(session.toolbox.tools)
-    assert session.model == "project-model"
+    assert session.extensions.model == "project-model"
     assert session.extensions.skipped == []
     assert session.workspace.needs_trust is False
     assert not paths.user_data_dir().joinpath("trust.json").exists()  # the flag is not remembered
@@ -598,10 +598,12 @@ def test_trust_is_remembered_in_the_user_data_dir(
     session = create_session(project)
     assert "local_tool" not in session.toolbox.tools
 
-    session.trust()
+    session.workspace.trust()
+
+    session.reload()
 
     assert {"local_tool", "filed"} <= set(session.toolbox.tools)
-    assert session.model == "project-model"
+    assert session.extensions.model == "project-model"
     assert session.workspace.needs_trust is False
     trust_file = paths.user_data_dir() / "trust.json"
     assert trust_file.is_file()
@@ -623,7 +625,7 @@ def test_trust_applies_to_sessions_started_in_a_subfolder(
     session = create_session(project / "src" / "deep")
 
     assert "local_tool" in session.toolbox.tools
-    assert session.model == "project-model"
+    assert session.extensions.model == "project-model"
 
 
 def test_trust_does_not_leak_to_another_folder(
@@ -672,7 +674,7 @@ def test_distrust_is_remembered_and_code_stays_skipped(
     again = create_session(project)
     assert again.workspace.needs_trust is False
     assert "local_tool" not in again.toolbox.tools
-    assert again.model is None
+    assert again.extensions.model is None
     assert resolved(again.extensions.skipped) == resolved(local_code)
 
 
@@ -720,7 +722,7 @@ def test_model_precedence(
 
     session = create_session(project, model=flag, trust=trusted)
 
-    assert session.model == expected
+    assert session.extensions.model == expected
 
 
 BASE_URL_CASES = [
@@ -764,7 +766,7 @@ def test_base_url_precedence(
     session = create_session(project, base_url=flag, trust=True)
 
     assert session.config["base_url"] == expected
-    assert session.provider_name == "openai"
+    assert session.extensions.provider_name == "openai"
 
 
 PROVIDER_CASES = [
@@ -808,7 +810,7 @@ def test_default_provider(
 
     session = create_session(project, **kwargs)
 
-    assert session.provider_name == expected
+    assert session.extensions.provider_name == expected
 
 
 def test_config_tables_merge_key_by_key(project: Path, user_config_dir: Path) -> None:
@@ -835,7 +837,7 @@ async def test_unknown_command_lists_every_command(folders: dict[str, Path], pro
     session = create_session(project)
     before = len(session.output.history)
 
-    assert await session.run_command_line("/nope some args") is True
+    assert await session.commands.run_line("/nope some args") is True
 
     notes = list(session.output.history)[before:]
     assert len(notes) == 1
@@ -870,11 +872,11 @@ async def test_a_raising_command_becomes_an_error_note(
     session = create_session(project)
     before = len(session.output.history)
 
-    assert await session.run_command_line("/boom x y") is True
+    assert await session.commands.run_line("/boom x y") is True
 
     notes = list(session.output.history)[before:]
     assert [(note.text, note.kind) for note in notes] == [(f"error: {message}", "error")]
-    assert await session.run_command_line("/fine") is True
+    assert await session.commands.run_line("/fine") is True
     assert session.output.history[-1].text == "fine ran"
 
 
@@ -883,7 +885,7 @@ async def test_a_non_command_line_returns_false(project: Path, line: str) -> Non
     session = create_session(project)
     before = len(session.output.history)
 
-    assert await session.run_command_line(line) is False
+    assert await session.commands.run_line(line) is False
     assert len(session.output.history) == before
 
 
@@ -900,8 +902,8 @@ async def test_command_gets_everything_after_the_first_space(
     )
     session = create_session(project)
 
-    await session.run_command_line("/echo one  two three")
-    await session.run_command_line("/echo")
+    await session.commands.run_line("/echo one  two three")
+    await session.commands.run_line("/echo")
 
     assert texts(session)[-2:] == [repr("one  two three"), repr(None)]
 
@@ -936,24 +938,24 @@ def test_kept_state_and_hidden_tools_through_a_reload(project: Path) -> None:
         "    seen: list = field(default_factory=list)\n\n"
         "@tui_agent.setup('keeper')\n"
         "def keeper(session):\n"
-        "    counter = session.kept('keeper', Counter)\n"
+        "    counter = session.extensions.kept('keeper', Counter)\n"
         "    counter.loads += 1\n"
         "    session.toolbox.add('secret', description='Hidden', handler=lambda a: {})\n"
         "    session.toolbox.add('plain', description='Shown', handler=lambda a: {})\n"
         "    if counter.loads == 1:\n"
-        "        session.hide_tools(lambda name: name == 'secret')\n"
+        "        session.extensions.hide_tools(lambda name: name == 'secret')\n"
     )
     from tui_agent import create_session
 
     session = create_session(project, trust=True)
-    counter = session.kept("keeper", dict)
+    counter = session.extensions.kept("keeper", dict)
     assert type(counter).__name__ == "Counter" and counter.loads == 1
     offered = [d["function"]["name"] for d in session.extensions.offered_tools()]
     assert "plain" in offered and "secret" not in offered
     unknown = asyncio.run(session.toolbox.run("nope", {}))
     assert "plain" in str(unknown.error) and "secret" not in str(unknown.error)
     session.reload()
-    assert session.kept("keeper", dict) is counter and counter.loads == 2
+    assert session.extensions.kept("keeper", dict) is counter and counter.loads == 2
     assert "secret" in [d["function"]["name"] for d in session.extensions.offered_tools()]
 
 
@@ -965,16 +967,16 @@ LOADS = []
 
 @tui_agent.setup("closer")
 def closer(session):
-    log = session.kept("closer", list)
+    log = session.extensions.kept("closer", list)
     load = len([e for e in log if e.startswith("setup")]) + 1
     log.append(f"setup {load}")
-    session.on_close(lambda: log.append(f"closed sync {load}"))
+    session.on("close", lambda: log.append(f"closed sync {load}"))
 
     async def later():
         await asyncio.sleep(0.01)
         log.append(f"closed async {load}")
 
-    session.on_close(later)
+    session.on("close", later)
 """
 
 
@@ -987,7 +989,7 @@ def test_reload_runs_the_replaced_loads_on_close_functions(project: Path) -> Non
     plugin.parent.mkdir(parents=True)
     plugin.write_text(ON_CLOSE_PLUGIN)
     session = create_session(project, trust=True)
-    log: list[str] = session.kept("closer", list)
+    log: list[str] = session.extensions.kept("closer", list)
     session.reload()  # no event loop: they run at once
     assert log == ["setup 1", "closed async 1", "closed sync 1", "setup 2"]
 
@@ -997,7 +999,7 @@ def test_reload_runs_the_replaced_loads_on_close_functions(project: Path) -> Non
         assert await report is report
         assert log[-3:] == ["closed async 2", "closed sync 2", "setup 3"]
         session.reload()
-        await session.ready()  # the next turn waits for the load too
+        await session.extensions.ready()  # the next turn waits for the load too
         assert log[-3:] == ["closed async 3", "closed sync 3", "setup 4"]
         await session.close()
         assert log[-2:] == ["closed async 4", "closed sync 4"]
@@ -1074,6 +1076,6 @@ async def test_awaiting_reload_waits_for_async_setups(project: Path) -> None:
         "ok": True,
     }
     session.reload()
-    await session.ready()  # what a turn does first
+    await session.extensions.ready()  # what a turn does first
     check_async_setups(session)
     await session.close()

@@ -93,4 +93,4 @@ async def test_a_cancelled_bang_command(
     assert running(marker, first=True)
     await asyncio.sleep(0.05)
     assert open_fds() <= before
-    session.transcript.journal.close()
+    session.conversation.journal.close()

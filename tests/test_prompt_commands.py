@@ -59,7 +59,7 @@ def errors(session: tui_agent.Session) -> list[str]:
 
 
 async def run(session: tui_agent.Session, line: str) -> None:
-    assert await session.run_command_line(line)
+    assert await session.commands.run_line(line)
 
 
 def user_command(name: str, text: str) -> Path:
@@ -337,7 +337,9 @@ async def test_an_untrusted_project_has_no_commands_and_they_are_skipped(project
     assert sorted(session.extensions.skipped) == sorted(files)
     assert session.workspace.needs_trust is True
 
-    await session.trust(remember=False)
+    session.workspace.trust(remember=False)
+
+    await session.reload()
     assert "/x" in session.commands and "/y" in session.commands
     assert session.extensions.skipped == []
 
@@ -426,7 +428,7 @@ async def test_in_the_app_a_command_shows_the_prompt_it_sent(project: Path) -> N
         assert "📎 a.py (1 line)" in text[prompt:]
         assert prompt < text.index("Looks fine.")
         assert "print('hi')" not in text  # the file's text is sent, not shown
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_in_the_app_escape_cancels_a_commands_turn(project: Path) -> None:
@@ -447,7 +449,7 @@ async def test_in_the_app_escape_cancels_a_commands_turn(project: Path) -> None:
             await app.workers.wait_for_complete()
             await wait_for_text(pilot, "Cancelled.")
             assert "word59" not in chat_text(app)  # type: ignore[arg-type]
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 # -- the README's example ---------------------------------------------------------------------
@@ -511,7 +513,7 @@ async def test_in_the_app_escape_stops_a_commands_shell_command(project: Path) -
             await asyncio.sleep(2.5)
         assert not (project / "late").exists()
         assert server.requests == []
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_the_palette_shows_the_description_and_argument_hint(project: Path) -> None:
@@ -536,7 +538,7 @@ async def test_the_palette_shows_the_description_and_argument_hint(project: Path
         await wait_for(pilot, lambda: any("/review" in text for text in shown()))
         [text] = [text for text in shown() if "/review" in text]
         assert "Review a file for bugs — /review FILE [F] [focus] (.claude)" in text
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- issue 26: real command files, user-level folders, bundled names, quoting, headless ------

@@ -90,7 +90,7 @@ async def test_typing_at_opens_the_picker_which_filters_and_picks(repo: Path) ->
         await type_keys(pilot, "d")
         await pilot.pause(0.2)
         assert shown(prompt) is None  # closed stays closed until the next @
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_a_folder_pick_keeps_the_picker_open_inside_it_and_tab_opens_it(
@@ -110,7 +110,7 @@ async def test_a_folder_pick_keeps_the_picker_open_inside_it_and_tab_opens_it(
         prompt.move_cursor(prompt.document.end)
         await pilot.press("tab")  # Tab in a mention: the fuzzy picker; one match is taken
         await wait_for(pilot, lambda: prompt.text == "see @README.md ")
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_sending_attaches_the_file_and_the_chat_shows_a_chip(repo: Path) -> None:
@@ -129,7 +129,7 @@ async def test_sending_attaches_the_file_and_the_chat_shows_a_chip(repo: Path) -
             assert "return 42" not in text  # a chip, not the file
             (user,) = app.chat.query(UserMessage)
             assert user.has_class("attached")
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_a_missing_path_is_an_error_the_prompt_keeps_its_text_nothing_is_sent(
@@ -150,7 +150,7 @@ async def test_a_missing_path_is_an_error_the_prompt_keeps_its_text_nothing_is_s
             await send(pilot, "ping @alice about it")  # not a path: sent as it is
             await turn_over(pilot)
             assert server.requests[0]["messages"][-1]["content"] == "ping @alice about it"
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_bang_runs_the_command_shows_it_and_the_next_request_holds_it(repo: Path) -> None:
@@ -177,7 +177,7 @@ async def test_bang_runs_the_command_shows_it_and_the_next_request_holds_it(repo
             )
             assert messages[-1]["content"] == "what did it print?"
             assert transcript_problem(messages) is None
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 async def test_esc_cancels_a_running_command_promptly(repo: Path) -> None:
@@ -194,7 +194,7 @@ async def test_esc_cancels_a_running_command_promptly(repo: Path) -> None:
         await wait_for(pilot, lambda: "cancelled after" in chat_text(app))
         content = session.conversation.messages[-1]["content"]
         assert content.startswith("I ran `echo started; sleep 30` in the shell (cancelled")
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_a_resumed_conversation_shows_the_chips_and_the_command_blocks(repo: Path) -> None:
@@ -207,9 +207,9 @@ async def test_a_resumed_conversation_shows_the_chips_and_the_command_blocks(rep
             await send(pilot, "!echo from-shell")
             await wait_for(pilot, lambda: not first.busy and "from-shell" in chat_text(app))
             await app.workers.wait_for_complete()
-        first.transcript.journal.close()
+        first.conversation.journal.close()
     again: Session = create_session(repo)
-    assert again.resume(first.id)
+    assert again.conversation.resume(first.id)
     async with TuiAgentApp(again).run_test(size=SIZE) as pilot:
         app = await ready(pilot)
         await wait_for(pilot, lambda: "📎 src/app.py (2 lines)" in chat_text(app))
@@ -219,4 +219,4 @@ async def test_a_resumed_conversation_shows_the_chips_and_the_command_blocks(rep
         (block,) = app.chat.query(ShellBlock)
         assert block.command == "echo from-shell" and block.result is not None
         assert "from-shell" in chat_text(app)
-    again.transcript.journal.close()
+    again.conversation.journal.close()

@@ -80,7 +80,7 @@ async def test_steer_reaches_the_next_request_after_the_tool_results(
     turn = asyncio.ensure_future(session.turn("read a.txt"))
     await started(fake_openai)
     assert await session.steer("and count its words")
-    assert [s.prompt for s in session.steering.pending] == ["and count its words"]
+    assert [s.prompt for s in session.conversation.steering.pending] == ["and count its words"]
 
     assert await turn == "Read it."
     assert len(fake_openai.requests) == 2
@@ -90,7 +90,7 @@ async def test_steer_reaches_the_next_request_after_the_tool_results(
     steered = [e for e in seen if isinstance(e, Steered)]
     assert steered == [Steered("and count its words", "and count its words")]
     assert len([e for e in seen if isinstance(e, TurnStarted)]) == 1  # the same turn
-    assert not session.steering
+    assert not session.conversation.steering
     kept = [m["content"] for m in session.conversation if m["role"] == "user"]
     assert kept == ["read a.txt", "and count its words"]  # journaled like any user message
 
@@ -122,7 +122,7 @@ async def test_steer_during_the_last_reply_starts_the_next_turn(
 
 async def test_steer_without_a_turn_does_nothing(session: Session, fake_openai: FakeOpenAI) -> None:
     assert await session.steer("hello") is False
-    assert not session.steering
+    assert not session.conversation.steering
     assert fake_openai.requests == []
 
 
@@ -136,7 +136,7 @@ async def test_a_cancelled_turn_keeps_what_was_steered(
     assert session.cancel()
     with pytest.raises(asyncio.CancelledError):
         await turn
-    assert [s.prompt for s in session.steering.take()] == ["then this"]
+    assert [s.prompt for s in session.conversation.steering.take()] == ["then this"]
     assert len(fake_openai.requests) == 1
     assert "then this" not in str(session.conversation.messages)
 
@@ -217,7 +217,7 @@ async def test_enter_while_working_queues_and_sends_when_the_turn_ends(
         assert shown_users(app) == ["first", "second", "third"]
         assert queue_text(app) == ""
         assert "Third." in chat_text(app)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_up_in_the_empty_prompt_takes_the_last_queued_back_for_editing(
@@ -241,7 +241,7 @@ async def test_up_in_the_empty_prompt_takes_the_last_queued_back_for_editing(
         await settled(pilot, fake_openai, 2)
         assert [users(r) for r in fake_openai.requests] == [["first"], ["first", "second prompt"]]
         assert shown_users(app) == ["first", "second prompt"]
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_esc_takes_the_queue_back_before_it_cancels(
@@ -265,7 +265,7 @@ async def test_esc_takes_the_queue_back_before_it_cancels(
         assert len(fake_openai.requests) == 1  # nothing queued was sent
         assert "a b c d e f g h i j k l m n o p q r s t" in chat_text(app)
         assert app.prompt.text == "later one\n\nlater two\n\ntyped"
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_cancelling_the_turn_puts_the_queue_back_into_the_prompt(
@@ -284,7 +284,7 @@ async def test_cancelling_the_turn_puts_the_queue_back_into_the_prompt(
         assert app.queued == ()
         assert len(fake_openai.requests) == 1
         assert shown_users(app) == ["first"]
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_ctrl_s_steers_into_the_turn_at_the_next_step(
@@ -313,7 +313,7 @@ async def test_ctrl_s_steers_into_the_turn_at_the_next_step(
         text = chat_text(app)
         assert text.index("✔ read") < text.index("and count the words") < text.index("It says")
         assert queue_text(app) == ""
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_steering_the_last_reply_is_the_next_turn_shown_once(
@@ -333,7 +333,7 @@ async def test_steering_the_last_reply_is_the_next_turn_shown_once(
         assert [users(r) for r in fake_openai.requests] == [["first"], ["first", "second"]]
         assert shown_users(app) == ["first", "second"]
         assert "Second answer." in chat_text(app)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_ctrl_s_with_an_empty_prompt_steers_the_queue(
@@ -354,7 +354,7 @@ async def test_ctrl_s_with_an_empty_prompt_steers_the_queue(
         await settled(pilot, fake_openai, 2)
         assert users(fake_openai.requests[1]) == ["read a.txt", "hurry"]
         assert len(fake_openai.requests) == 2
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_cancel_takes_back_what_was_steered(
@@ -367,16 +367,16 @@ async def test_cancel_takes_back_what_was_steered(
         await streaming(pilot, fake_openai)
         await typed(pilot, "steered")
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: app.session.steering)
+        await wait_for(pilot, lambda: app.session.conversation.steering)
         await pilot.press("escape")  # the steer is taken back, the turn goes on
         assert app.prompt.text == "steered" and app.session.busy
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: app.session.steering)
+        await wait_for(pilot, lambda: app.session.conversation.steering)
         await pilot.press("ctrl+c")
         await settled(pilot, fake_openai, 1)
         assert app.prompt.text == "steered"
         assert len(fake_openai.requests) == 1
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_commands_run_at_once_and_markdown_commands_and_shell_lines_wait(
@@ -412,7 +412,7 @@ async def test_commands_run_at_once_and_markdown_commands_and_shell_lines_wait(
         await wait_for_text(pilot, "shell-ran")
         assert len(fake_openai.requests) == 2
         assert ran == ["busy=True"]
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- tui-agent run --input json ----------------------------------------------------------------
@@ -517,7 +517,9 @@ async def test_the_kit_queues_and_steers_while_a_turn_runs(
         await queue(pilot, "after it")
         await steer(pilot, "before the next request")
         assert app.queued == ("after it",)
-        assert [s.prompt for s in session.steering.pending] == ["before the next request"]
+        assert [s.prompt for s in session.conversation.steering.pending] == [
+            "before the next request"
+        ]
         await turn_over(pilot)  # the queue too
         assert [users(r) for r in fake_openai.requests] == [
             ["read a.txt"],
@@ -525,7 +527,7 @@ async def test_the_kit_queues_and_steers_while_a_turn_runs(
             ["read a.txt", "before the next request", "after it"],
         ]
         assert "Queued." in chat_text(app)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- the real app in a terminal (tmux) ------------------------------------------------------

@@ -31,7 +31,7 @@ from tui_agent.core.sandbox import netproxy
 from tui_agent.core.sandbox.sandbox import scrubbed_env
 from tui_agent.core.util.paths import user_config_dir
 from tui_agent.sandbox import Sandbox, caused
-from tui_agent.testing import Call, FakeOpenAI, Reply
+from tui_agent.testing import Call, FakeOpenAI, Person, Reply
 
 ON = '[permission]\n"*" = "allow"\n'  # no [sandbox] table: on by default
 
@@ -432,7 +432,7 @@ async def test_network_only_when_allowed(project: Path, server: int, network: bo
         assert result["output"] == "hello\n" and result["exit_status"] == 0
     else:
         assert result["exit_status"] != 0 and "hello" not in result["output"]
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 class Hello(http.server.BaseHTTPRequestHandler):
@@ -630,10 +630,10 @@ async def test_secrets_do_not_reach_the_command(
     assert key not in output and "ghp-token" not in output
     assert "GITHUB_TOKEN" not in output and "OPENAI_API_KEY" not in output
     # outside the sandbox (asked, and allowed here) the environment is the agent's own
-    session.approver = Recorder("once")
+    session.frontend = Person(decide=Recorder("once"))
     outside = (await run(session, "env", sandbox=False))["output"]
     assert "GITHUB_TOKEN=ghp-token" in outside
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- processes ---------------------------------------------------------------------------------
@@ -718,7 +718,7 @@ async def test_sandboxed_commands_need_no_approval_deny_holds_and_the_hatch_asks
     async with FakeOpenAI(replies) as server:
         session = create_session(project, base_url=server.base_url, model="m")
         approver = Recorder("deny")
-        session.approver = approver
+        session.frontend = Person(decide=approver)
         assert await session.turn("go") == "done"
     results = [
         json.loads(m["content"]) for m in server.requests[-1]["messages"] if m["role"] == "tool"
@@ -733,10 +733,10 @@ async def test_sandboxed_commands_need_no_approval_deny_holds_and_the_hatch_asks
     assert request.args["sandbox"] is False and "OUTSIDE the sandbox" in request.rule
     assert not outside.exists()
     # allowed, it runs outside: the write lands
-    session.approver = Recorder("once")
+    session.frontend = Person(decide=Recorder("once"))
     result = await run(session, f"echo out > {outside}", sandbox=False)
     assert result["exit_status"] == 0 and outside.read_text() == "out\n"
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 @needs_bwrap
@@ -744,14 +744,14 @@ async def test_sandboxed_commands_need_no_approval_deny_holds_and_the_hatch_asks
 async def test_the_hatch_asks_even_in_allow_all_mode(project: Path) -> None:
     configure("# defaults: the sandbox on\n")
     session = create_session(project)
-    session.set_mode("allow-all")
+    session.permissions.set_mode("allow-all")
     approver = Recorder("deny")
-    session.approver = approver
+    session.frontend = Person(decide=approver)
     assert (await run(session, "true"))["exit_status"] == 0
     assert not approver.requests
     assert "User denied" in (await run(session, "true", sandbox=False))["error"]
     assert len(approver.requests) == 1
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 @needs_bwrap
@@ -761,16 +761,16 @@ async def test_modes_with_the_sandbox(project: Path) -> None:
     configure("# defaults: the sandbox on\n")
     session = create_session(project)
     approver = Recorder("deny")
-    session.approver = approver
-    session.set_mode("auto-edit")
+    session.frontend = Person(decide=approver)
+    session.permissions.set_mode("auto-edit")
     assert (await run(session, "echo edit > edit.txt"))["exit_status"] == 0
     assert (project / "edit.txt").read_text() == "edit\n" and not approver.requests
-    session.set_mode("plan")
+    session.permissions.set_mode("plan")
     refused = await run(session, "echo plan > plan.txt")
     assert "plan mode" in refused["error"] and not (project / "plan.txt").exists()
     assert "plan mode" in (await run(session, "true", sandbox=False))["error"]
     assert not approver.requests  # refused, not asked
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 @needs_bwrap
@@ -779,10 +779,10 @@ async def test_auto_allow_false_asks_as_configured(project: Path) -> None:
     configure("[sandbox]\nenabled = true\nauto_allow = false\n")
     session = create_session(project)
     approver = Recorder("once")
-    session.approver = approver
+    session.frontend = Person(decide=approver)
     assert (await run(session, "echo hi"))["output"] == "hi\n"
     assert len(approver.requests) == 1
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 @needs_bwrap
@@ -790,7 +790,7 @@ async def test_permissions_command_and_tool_describe_the_sandbox(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SOME_SECRET_THING", "x")
-    await session.run_command_line("/permissions")
+    await session.commands.run_line("/permissions")
     said = "\n".join(n.text for n in session.output.history)
     assert "Sandbox: on (bubblewrap)" in said and "no network" in said
     [passed] = [line for line in said.splitlines() if line.startswith("Environment passed")]
@@ -814,12 +814,12 @@ async def test_without_bwrap_one_note_and_commands_run_as_before(
     session.reload()
     notes = [n.text for n in session.output.history if "Sandbox: off" in n.text]
     assert len(notes) == 1, notes
-    await session.run_command_line("/permissions")
+    await session.commands.run_line("/permissions")
     assert "Sandbox: off — bubblewrap (bwrap) is not installed" in session.output.history[-1].text
     outside = tmp_path / "written.txt"  # as today: nothing confines the command
     result = await run(session, f"echo hi > {outside}")
     assert result["exit_status"] == 0 and outside.exists() and "sandbox" not in result
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- the app -----------------------------------------------------------------------------------
@@ -865,4 +865,4 @@ async def test_the_app_runs_sandboxed_commands_unasked_and_the_dialog_says_outsi
             header = str(app.query(ShellBlock).last().header.render())
             assert header.startswith("✔ !!echo mine") and "outside the sandbox" in header
     assert outside.read_text() == "mine\n"
-    session.transcript.journal.close()
+    session.conversation.journal.close()

@@ -30,6 +30,7 @@ from tui_agent.core.project import trust
 from tui_agent.core.protocol.approval import headless_approver
 from tui_agent.core.util import paths
 from tui_agent.sandbox import Sandbox
+from tui_agent.testing import Person
 
 USER = 1000
 WHO = ["root", "user"]
@@ -404,7 +405,7 @@ async def test_notes_name_the_rule_and_the_way_out(project: Path, isolated_home:
         assert "Unix sockets" in said and "unix_sockets" in said
     finally:
         listener.close()
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- 7. the permission layer: the same list, always asked ------------------------------------
@@ -427,9 +428,9 @@ async def test_writing_agent_config_is_always_asked(project: Path, how: str) -> 
     write(config, '[permission]\nwrite = "allow"\nedit = "allow"\n' if how == "write-allow" else "")
     session = create_session(project)
     if how == "auto-edit":
-        session.set_mode("auto-edit")
+        session.permissions.set_mode("auto-edit")
     recorder = Recorder("deny")
-    session.approver = recorder
+    session.frontend = Person(decide=recorder)
     targets = [
         ".claude/settings.json",
         ".mcp.json",
@@ -448,7 +449,7 @@ async def test_writing_agent_config_is_always_asked(project: Path, how: str) -> 
     # an ordinary file is still written without asking
     result = await session.toolbox.run("write", {"path": "src/a.py", "content": "x = 1\n"})
     assert not result.to_dict().get("error") and len(recorder.requests) == len(targets)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 @pytest.mark.real_permissions
@@ -459,23 +460,23 @@ async def test_deny_still_wins_for_agent_config(project: Path) -> None:
     )
     session = create_session(project)
     recorder = Recorder("once")
-    session.approver = recorder
+    session.frontend = Person(decide=recorder)
     result = (
         await session.toolbox.run("write", {"path": ".claude/x.json", "content": "{}"})
     ).to_dict()
     assert "Permission denied" in str(result.get("error")) and recorder.requests == []
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 @pytest.mark.real_permissions
 async def test_a_headless_denial_says_nobody_was_asked(project: Path) -> None:
     session = create_session(project)
-    session.approver = headless_approver(False)
+    session.frontend = Person(decide=headless_approver(False))
     result = (await session.toolbox.run("write", {"path": "a.txt", "content": "x"})).to_dict()
     error = str(result.get("error"))
     assert "nobody was asked" in error and "--yes" in error and "[permission]" in error, error
     assert "User denied" not in error
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 def test_the_protected_list_is_one_list() -> None:

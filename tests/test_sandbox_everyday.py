@@ -33,6 +33,7 @@ from conftest import needs_bwrap, write
 
 import tui_agent
 from tui_agent import ApprovalRequest, Decision, create_session
+from tui_agent.testing import Person
 
 GIT = "git -c user.name=Everyday -c user.email=everyday@example.invalid"
 # npm keeps its cache and debug logs in ~/.npm (read-only in the sandbox: it tries to make
@@ -191,7 +192,7 @@ async def everyday_work(project: Path, site_packages: str) -> list[str]:
         asked.append(request)
         return Decision("deny")
 
-    session.approver = approver
+    session.frontend = Person(decide=approver)
     done: list[str] = []
 
     async def inside(name: str, command: str) -> str:

@@ -108,7 +108,7 @@ async def test_the_tools_panel_fits_its_width_and_shows_whole_descriptions(
         await choose(pilot, panel, "read")
         params = words(drawn(panel.query_one("#params-table", Static)))
         assert "First line (1-based)" in params and "Most lines to return" in params
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_a_long_error_in_the_tools_table_is_cut_and_whole_in_the_detail(
@@ -135,7 +135,7 @@ async def test_a_long_error_in_the_tools_table_is_cut_and_whole_in_the_detail(
             assert last.startswith("✖ ") and last.endswith("…") and len(last) <= 20
             assert table.virtual_size.width <= table.scrollable_content_region.width
             assert error in words(drawn(panel.query_one("#tool-detail", Static)))
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 # -- the status under the prompt ----------------------------------------------------------
@@ -208,7 +208,7 @@ async def test_the_status_stays_readable_beside_the_tools_panel_and_refits(
             await wait_for(pilot, lambda: "tokens" in status_line(pilot))
             whole = r"openai / demo-model · ctx \d+% of 32k · \d+ tokens · mode: auto-edit"
             assert re.search(whole, status_line(pilot))
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 # -- the approval dialog ------------------------------------------------------------------
@@ -268,4 +268,4 @@ async def test_the_approval_buttons_show_their_keys_and_are_dimmed_until_armed(
             await turn_over(pilot)
             [result] = [m for m in session.conversation.messages if m.get("role") == "tool"]
             assert json.loads(result["content"])["output"].strip() == "guarded"
-        session.transcript.journal.close()
+        session.conversation.journal.close()

@@ -213,7 +213,7 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change(project: Path) ->
         await pilot.pause()
         assert list(footer.children) != keys
         assert any("Panel" in str(key.render()) for key in footer.children)
-    app.session.transcript.journal.close()
+    app.session.conversation.journal.close()
 
 
 async def test_the_tools_panel_is_built_when_first_shown_and_lists_every_tool(
@@ -237,7 +237,7 @@ async def test_the_tools_panel_is_built_when_first_shown_and_lists_every_tool(
         session.toolbox.add("late", description="While it is shown", handler=lambda a: 2)
         await pilot.pause()
         assert "late" in {str(key.value) for key in table.rows}  # type: ignore[attr-defined]
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- resume ----------------------------------------------------------------------------------
@@ -253,11 +253,15 @@ def journaled_session(project: Path, turns: int) -> str:
             "type": "function",
             "function": {"name": "read", "arguments": json.dumps({"path": f"f{n}.py"})},
         }
-        session.record({"role": "user", "content": f"question {n}"})
-        session.record({"role": "assistant", "content": f"looking {n}", "tool_calls": [call]})
-        session.record({"role": "tool", "tool_call_id": f"call_{n}", "content": '{"ok": true}'})
-        session.record({"role": "assistant", "content": f"answer **{n}**\n\n- a\n- b"})
-    session.transcript.journal.close()
+        session.conversation.record({"role": "user", "content": f"question {n}"})
+        session.conversation.record(
+            {"role": "assistant", "content": f"looking {n}", "tool_calls": [call]}
+        )
+        session.conversation.record(
+            {"role": "tool", "tool_call_id": f"call_{n}", "content": '{"ok": true}'}
+        )
+        session.conversation.record({"role": "assistant", "content": f"answer **{n}**\n\n- a\n- b"})
+    session.conversation.journal.close()
     return session.id
 
 
@@ -275,7 +279,7 @@ async def test_resume_draws_the_newest_messages_first_and_the_rest_of_the_tail_a
 
     session_id = journaled_session(project, turns=30)  # 120 messages: the tail of 80 is shown
     session = create_session(project)
-    assert session.resume(session_id)
+    assert session.conversation.resume(session_id)
     messages = session.conversation.messages
     assert len(messages) == 120
     first_frame: list[int] = []
@@ -321,7 +325,7 @@ async def test_resume_draws_the_newest_messages_first_and_the_rest_of_the_tail_a
         assert shown[-1] is chat.query(ReplyMarkdown).last()  # the last message at the bottom
         children = [c for c in chat.children if not isinstance(c, FoldSpacer)]
         assert children[children.index(notes[0]) + 1] is shown[0]
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_a_cleared_chat_gets_no_more_of_the_resumed_tail(project: Path) -> None:
@@ -329,14 +333,14 @@ async def test_a_cleared_chat_gets_no_more_of_the_resumed_tail(project: Path) ->
 
     session_id = journaled_session(project, turns=30)
     session = create_session(project)
-    assert session.resume(session_id)
+    assert session.conversation.resume(session_id)
     app = TuiAgentApp(session)
     async with app.run_test(size=SIZE) as pilot:
         await app.chat.clear()
         for _ in range(20):
             await pilot.pause(0.02)
         assert len(app.chat.query(UserMessage)) == 0
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 def test_repair_checks_the_whole_transcript_at_once_and_each_message_when_that_fails() -> None:
@@ -384,9 +388,9 @@ def damaged_journal(project: Path, turns: int, seed: int) -> tuple[str, Path]:
 
     rng = random.Random(seed)
     session = create_session(project, load=False)
-    session.record({"role": "user", "content": "start"})
-    session.transcript.journal.close()
-    path = session.transcript.journal.path
+    session.conversation.record({"role": "user", "content": "start"})
+    session.conversation.journal.close()
+    path = session.conversation.journal.path
     lines: list[str] = []
 
     def message(m: Any) -> None:
@@ -453,7 +457,7 @@ def test_resume_reads_the_newest_messages_first_and_the_conversation_is_the_whol
             )
             session = create_session(project, load=False)
             parsed.clear()
-            assert session.resume(session_id)
+            assert session.conversation.resume(session_id)
             assert sum(parsed) < len(journal.read_lines(path)) / 2  # the newest only
             newest = session.conversation.tail(1)  # held: the first read kept at least one
             assert sum(parsed) < len(journal.read_lines(path)) / 2  # still
@@ -464,17 +468,17 @@ def test_resume_reads_the_newest_messages_first_and_the_conversation_is_the_whol
             assert all(m["role"] == "tool" for m in answered)
             assert messages[-len(newest) :] == newest
             assert len(session.conversation) == len(messages)
-            session.transcript.journal.close()
+            session.conversation.journal.close()
 
 
 async def test_a_lazily_resumed_conversation_is_sent_whole(project: Path) -> None:
     session_id = journaled_session(project, turns=100)  # 400 messages
     with FakeOpenAI([Reply("all of it")]) as server:
         session = create_session(project, base_url=server.base_url, model="fake-model")
-        assert session.resume(session_id)
+        assert session.conversation.resume(session_id)
         assert len(session.conversation.tail(8)) == 8
         assert await session.turn("and now?") == "all of it"
-        session.transcript.journal.close()
+        session.conversation.journal.close()
     sent = server.requests[0]["messages"]
     assert sent[0]["role"] == "system" and sent[-1] == {"role": "user", "content": "and now?"}
     users = [m["content"] for m in sent if m["role"] == "user"]
@@ -489,7 +493,7 @@ async def test_the_app_draws_a_lazily_resumed_conversation_and_loads_the_rest_af
 
     session_id = journaled_session(project, turns=60)  # 240 messages
     session = create_session(project)
-    assert session.resume(session_id)
+    assert session.conversation.resume(session_id)
     app = TuiAgentApp(session)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(250):
@@ -501,7 +505,7 @@ async def test_the_app_draws_a_lazily_resumed_conversation_and_loads_the_rest_af
         ]
         assert "160 earlier items" in str(app.chat.query_one(HiddenNote).render())
         assert len(session.conversation.messages) == 240
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_lines_sent_before_the_app_has_made_its_session_wait_for_it_in_order(
@@ -532,7 +536,7 @@ async def test_lines_sent_before_the_app_has_made_its_session_wait_for_it_in_ord
             assert text.index("hello") < text.index("early answer")
             assert text.count("early answer") == 1
         assert len(made) == 1  # made once
-        made[0].transcript.journal.close()
+        made[0].conversation.journal.close()
 
 
 async def test_tools_panel_asked_for_before_the_session_is_made_shows_once_it_is(
@@ -546,7 +550,7 @@ async def test_tools_panel_asked_for_before_the_session_is_made_shows_once_it_is
         assert app.session_ready
         table = app.query_one("#tools-table", DataTable)
         assert {"read", "write"} <= {str(key.value) for key in table.rows}
-    app.session.transcript.journal.close()
+    app.session.conversation.journal.close()
 
 
 async def test_a_resize_or_a_tools_change_while_the_panel_builds_waits_for_it(
@@ -572,7 +576,7 @@ async def test_a_resize_or_a_tools_change_while_the_panel_builds_waits_for_it(
         names = {str(key.value) for key in app.query_one("#tools-table", DataTable).rows}
         assert {"read", "write"} <= names
         assert str(app.query_one("#params-title").render()) == f"{sorted(names)[0]} — parameters"
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 async def test_tab_pressed_before_the_session_is_made_completes_once_it_is(project: Path) -> None:
@@ -582,7 +586,7 @@ async def test_tab_pressed_before_the_session_is_made_completes_once_it_is(proje
         await pilot.press(*"/he", "tab")
         await wait_for(pilot, lambda: app.prompt.text == "/help ")
         assert app.session_ready
-    app.session.transcript.journal.close()
+    app.session.conversation.journal.close()
 
 
 async def test_the_palette_opened_before_the_session_is_made_lists_its_commands(
@@ -603,7 +607,7 @@ async def test_the_palette_opened_before_the_session_is_made_lists_its_commands(
         await pilot.press(*"/reload")
         await wait_for(pilot, lambda: any("/reload" in option for option in options()))
         assert app.session_ready
-    app.session.transcript.journal.close()
+    app.session.conversation.journal.close()
 
 
 async def test_a_prompt_sent_before_the_session_is_connected_joins_the_saved_history(
@@ -634,4 +638,4 @@ async def test_a_prompt_sent_before_the_session_is_connected_joins_the_saved_his
         await pilot.press("enter")
         await pilot.pause()
         assert PromptHistory().load() == ["older prompt", "/help", "later"]
-    app.session.transcript.journal.close()
+    app.session.conversation.journal.close()

@@ -244,7 +244,7 @@ async def test_the_issue_repro_a_cut_stream_is_retried_and_only_the_whole_reply_
     messages = session.conversation.messages
     assert [m["role"] for m in messages if m["role"] != "system"] == ["user", "assistant"]
     assert messages[-1]["content"] == whole
-    journal = session.transcript.journal.path.read_text()
+    journal = session.conversation.journal.path.read_text()
     assert 'Hello there "' not in journal and journal.count(whole) == 1
 
 
@@ -268,7 +268,7 @@ async def test_a_cancel_while_a_cut_reply_waits_for_its_retry_keeps_none_of_it(
         assert [m["role"] for m in session.conversation.messages] == ["user"]
         assert await session.turn("again") == "next turn"
     assert server.rejected == []
-    assert "Hello there" not in session.transcript.journal.path.read_text()
+    assert "Hello there" not in session.conversation.journal.path.read_text()
 
 
 async def test_a_reply_cut_on_every_attempt_keeps_the_last_part_marked(project: Path) -> None:

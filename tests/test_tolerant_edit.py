@@ -440,7 +440,7 @@ async def test_approval_preview_shows_each_edit(project: Path) -> None:
             await pilot.pause(0.35)  # the key guard
             await pilot.press("y")
             await turn_over(pilot)
-        session.transcript.journal.close()
+        session.conversation.journal.close()
     assert (project / "f.txt").read_text() == "ALPHA\nBETA\n"
 
 
@@ -455,7 +455,7 @@ async def test_a_models_near_miss_edit_applies_in_a_real_turn(project: Path) -> 
     async with FakeOpenAI(script) as server:
         session = create_session(project, base_url=server.base_url, model="fake-model")
         reply = await session.turn("mark the cart changed on add")
-        session.transcript.journal.close()
+        session.conversation.journal.close()
     assert reply == "Added the flag."
     assert (project / "cart.py").read_bytes() == PY.replace(
         b"append(item)\n", b"append(item)\n        self.changed = True\n"

@@ -725,7 +725,8 @@ async def test_tool_folders_and_trust(
         assert file.resolve() in [p.resolve() for p in session.extensions.skipped]
         assert (await session.toolbox.run("here", {})).ok is False
         # trusting the folder later loads it
-        session.trust(remember=False)
+        session.workspace.trust(remember=False)
+        session.reload()
         assert (await session.toolbox.run("here", {}))["output"] == where
 
 

@@ -12,6 +12,7 @@ import pytest
 from conftest import write
 
 from tui_agent import PermissionDenied, Result, Toolbox, ToolContext, create_session
+from tui_agent.testing import Person
 
 
 def make_wc(toolbox: Toolbox) -> list[Any]:
@@ -813,8 +814,8 @@ async def test_elelem_sync_command_calls_toolbox_run_through_the_real_agent(
     async with FakeOpenAI(script) as server:
         session = create_session(project, base_url=server.base_url, trust=True, yes=True)
         assert session.extensions.problems == []
-        assert await session.run_command_line(f"/wc {readme}")
-        assert await session.run_command_line("/wc nope")
+        assert await session.commands.run_line(f"/wc {readme}")
+        assert await session.commands.run_line("/wc nope")
         assert await session.turn("count twice") == "four lines"
     notes = said(session)
     assert "{'lines': 2, 'words': 3, 'bytes': 6, 'ok': True}" in notes
@@ -919,8 +920,8 @@ async def test_a_sync_command_cannot_open_a_dialog_while_it_holds_the_loop(
         answer = asyncio.run_coroutine_threadsafe(asyncio.sleep(0, Decision("once")), main_loop)
         return await asyncio.wrap_future(answer)
 
-    session.approver = dialog
-    await asyncio.wait_for(session.run_command_line(f"/wc {readme}"), 20)
+    session.frontend = Person(decide=dialog)
+    await asyncio.wait_for(session.commands.run_line(f"/wc {readme}"), 20)
     [note] = [n for n in said(session) if "'ok': False" in n]
     assert "wc needs approval, and no dialog can open while sync code holds" in note
     assert asked == []
@@ -929,7 +930,7 @@ async def test_a_sync_command_cannot_open_a_dialog_while_it_holds_the_loop(
     async def awc(path: str | None) -> None:
         session.output.say(repr((await session.toolbox.run("wc", {"path": path})).to_dict()))
 
-    await session.run_command_line(f"/awc {readme}")
+    await session.commands.run_line(f"/awc {readme}")
     assert asked == ["wc"]
     assert said(session)[-1] == "{'lines': 2, 'words': 3, 'bytes': 6, 'ok': True}"
 
@@ -980,4 +981,4 @@ async def test_elelem_sync_command_in_the_app(project: Path) -> None:
         await wait_for(pilot, lambda: session.extensions.loaded)
         await send(pilot, f"/wc {readme}")
         await wait_for_text(pilot, "{'lines': 2, 'words': 3, 'bytes': 6, 'ok': True}", timeout=10)
-    session.transcript.journal.close()
+    session.conversation.journal.close()

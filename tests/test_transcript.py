@@ -110,14 +110,14 @@ async def test_a_resumed_session_holds_typed_messages_and_answers_open_calls(
     project: Path,
 ) -> None:
     first = create_session(project, load=False)
-    first.record({"role": "user", "content": "do it"})
-    first.record(REASONED)  # its call never got a result: the session was cut off
-    first.transcript.journal.close()
+    first.conversation.record({"role": "user", "content": "do it"})
+    first.conversation.record(REASONED)  # its call never got a result: the session was cut off
+    first.conversation.journal.close()
 
     second = create_session(project, load=False)
     seen: list[Any] = []
     second.events.listen(seen.append)
-    assert second.resume() is True
+    assert second.conversation.resume() is True
     assert second.id == first.id
     assert [e for e in seen if isinstance(e, ConversationReset)] == [ConversationReset("resume")]
     user, assistant, answer = second.conversation.messages
@@ -126,8 +126,8 @@ async def test_a_resumed_session_holds_typed_messages_and_answers_open_calls(
     assert [call.name for call in assistant.calls] == ["read"]
     assert isinstance(answer, ToolMessage) and answer.call_id == "c1"
     assert answer.result.error == "interrupted: the session ended before this call finished"
-    assert journaled(second.transcript.journal.path)[-1] == answer  # the answer is journaled
-    second.transcript.journal.close()
+    assert journaled(second.conversation.journal.path)[-1] == answer  # the answer is journaled
+    second.conversation.journal.close()
 
 
 async def test_the_request_sent_has_the_exact_openai_shapes(project: Path) -> None:
@@ -148,9 +148,9 @@ async def test_the_request_sent_has_the_exact_openai_shapes(project: Path) -> No
             required=["text"],
             handler=lambda a: {"echo": a["text"]},
         )
-        session.record(PLUGIN_NOTE)
+        session.conversation.record(PLUGIN_NOTE)
         assert await session.turn("go") == "All done."
-        session.transcript.journal.close()
+        session.conversation.journal.close()
     assert server.rejected == []
     sent = server.requests[2]["messages"]
     system, *rest = sent
@@ -199,4 +199,4 @@ async def test_the_request_sent_has_the_exact_openai_shapes(project: Path) -> No
         ToolMessage,
         AssistantMessage,
     ]
-    assert isinstance(session.transcript.request("s")[0], SystemMessage)
+    assert isinstance(session.conversation.request("s")[0], SystemMessage)

@@ -121,7 +121,7 @@ def session_for(folder: Path, server: FakeOpenAI, **kwargs: Any) -> Any:
 async def run(session: Any, line: str) -> list[str]:
     """Run a command line; the notes it said (errors prefixed "error: ")."""
     start = len(session.output.history)
-    assert await session.run_command_line(line)
+    assert await session.commands.run_line(line)
     return [note.text for note in list(session.output.history)[start:]]
 
 
@@ -274,7 +274,7 @@ async def test_continue_then_undo_and_the_cli_undo(repo: Path) -> None:
         after_first = {k: v for k, v in tree_state(repo).items() if k != "second.txt"}
 
         resumed = session_for(repo, server)
-        assert resumed.resume()  # --continue
+        assert resumed.conversation.resume()  # --continue
         said = await run(resumed, "/undo")
         assert "Undid turn 2" in said[-1]
         assert tree_state(repo) == after_first
@@ -319,7 +319,7 @@ async def test_continue_after_undo_goes_on_without_the_turn(repo: Path) -> None:
         await run(session, "/undo")
         await session.close()
         resumed = session_for(repo, server)
-        assert resumed.resume()
+        assert resumed.conversation.resume()
         assert [m.text for m in resumed.conversation.messages] == ["first", "first answer"]
         said = await run(resumed, "/redo")  # the undone turn can be redone after a resume
         assert "Redid turn 2" in said[-1]

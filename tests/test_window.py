@@ -722,8 +722,8 @@ async def test_a_hosted_provider_is_asked_no_window_endpoint(project: Path) -> N
     routes = {**counted({}, asked), "GET /v1/models": hosted}
     async with FakeOpenAI(extra_routes=routes) as server:
         session = create_session(project, base_url=server.base_url, model="m")
-        await session.budget.discover()
-        assert session.budget.window() == (32_768, "default")
+        await session.conversation.budget.discover()
+        assert session.conversation.budget.window() == (32_768, "default")
         provider = OpenAIProvider({"base_url": server.base_url, "model": "m"})
         assert await provider.context_window() is None
     assert asked == []
@@ -735,12 +735,12 @@ async def test_a_second_session_against_the_same_server_asks_nothing(project: Pa
     routes = {**counted(answers, asked), "GET /v1/models": listing(entry)}
     async with FakeOpenAI(extra_routes=routes) as server:
         first = create_session(project, base_url=server.base_url, model="m")
-        await first.budget.discover()
-        assert first.budget.window() == (8192, "server")
+        await first.conversation.budget.discover()
+        assert first.conversation.budget.window() == (8192, "server")
         before = list(server.routed)
         second = create_session(project, base_url=server.base_url, model="m")
-        await second.budget.discover()
-        assert second.budget.window() == (8192, "server")
+        await second.conversation.budget.discover()
+        assert second.conversation.budget.window() == (8192, "server")
         assert server.routed == before  # not even /v1/models: remembered
         base_url = server.base_url
     assert asked == ["GET /props"]

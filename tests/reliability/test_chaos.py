@@ -72,7 +72,7 @@ async def test_twenty_turns_through_llmock_like_faults(project: Path) -> None:
             assert requests <= 2 * 10  # retry_attempts (10) caps each of the two replies
             retries = sum(isinstance(e, ev.Retrying) for e in seen)
             assert requests == 2 + retries or errors
-            session.transcript.journal.close()
+            session.conversation.journal.close()
         assert server.rejected == []
     injected = faults.injected
     assert sum(kind.startswith(("disconnect", "truncate", "malformed")) for kind in injected) > 5

@@ -244,7 +244,7 @@ def continue_in_process(project: Path, server: FakeOpenAI) -> None:
     process: resume this folder's last session and ask a second question."""
     server.script.append(Reply("second answer"))
     resumed = new_session(project, server)
-    assert resumed.resume() is True
+    assert resumed.conversation.resume() is True
     assert asyncio.run(resumed.turn("second question")) == "second answer"
     assert_nothing_lost(server, project, "first question", "second question")
 
@@ -382,10 +382,10 @@ async def test_connection_refused_then_resume_elsewhere(
     (error,) = errors(session)
     assert "could not reach" in error and dead in error and "gave up after 3 attempts" in error
     assert len(retries) == 2
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
     resumed = new_session(project, server)  # what --continue does with a working server
-    assert resumed.resume() is True
+    assert resumed.conversation.resume() is True
     server.script.append(Reply("second answer"))
     assert await resumed.turn("second question") == "second answer"
     assert_nothing_lost(server, project, "first question", "second question")
@@ -477,7 +477,7 @@ async def test_a_failing_turn_hook_is_reported_and_the_turn_goes_on(
     write(
         paths.home_plugins_dir() / "turn_hook.py",
         "import tui_agent\n\n\n@tui_agent.setup('turn_hook')\n"
-        "def setup(session):\n    session.on_turn(lambda: 1 / 0)\n",
+        "def setup(session):\n    session.on('turn', lambda: 1 / 0)\n",
     )
     server.script += [Reply("first answer"), Reply("second answer")]
     session = new_session(project, server)
@@ -541,7 +541,7 @@ async def test_reload_reports_broken_plugins_and_the_session_goes_on(
     assert await session.turn("first question") == "first answer"
     write_broken_plugins()
 
-    assert await session.run_command_line("/reload") is True
+    assert await session.commands.run_line("/reload") is True
 
     reported = errors(session)
     assert len(reported) == len(BROKEN_PLUGINS)
@@ -575,7 +575,7 @@ async def test_reload_while_a_turn_runs(project: Path, server: StallingOpenAI, m
     plugin = paths.home_plugins_dir() / "faulty.py"
     plugin.write_text(PLUGIN.replace('VERSION = "v1"', 'VERSION = "v2"'))
 
-    assert await session.run_command_line("/reload") is True
+    assert await session.commands.run_line("/reload") is True
     assert session.busy and not turn.done()
     (project / "release").write_text("go")
     assert await asyncio.wait_for(turn, WAIT) == "recovered"

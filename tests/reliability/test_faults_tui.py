@@ -193,7 +193,7 @@ async def running(session: Session) -> AsyncIterator[tuple[TuiAgentApp, Pilot[An
             yield app, pilot
             assert app.is_running and app.return_code is None
     finally:
-        session.transcript.journal.close()
+        session.conversation.journal.close()
 
 
 def open_session(project: Path, server: GatedOpenAI | None, **kwargs: Any) -> Session:

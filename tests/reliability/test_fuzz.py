@@ -271,7 +271,7 @@ def tool_session(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sessio
     session = create_session(repo)
     assert not session.extensions.problems
     yield session
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 def test_the_fuzz_covers_every_bundled_tool(tool_session: Session) -> None:
@@ -768,7 +768,7 @@ def test_random_sse_streams_end_the_turn_cleanly_with_a_valid_transcript(
             assert error.strip() and "Traceback" not in error
         messages = session.conversation.messages
         assert messages[0] == {"role": "user", "content": "fuzz prompt"}
-        request = session.transcript.request(session.workspace.system_prompt())
+        request = session.conversation.request(session.workspace.system_prompt())
         assert transcript_problem(request) is None
         assert sse_server.rejected == []
 
@@ -776,7 +776,7 @@ def test_random_sse_streams_end_the_turn_cleanly_with_a_valid_transcript(
         check()
     finally:
         loop.run(session.close())
-        session.transcript.journal.close()
+        session.conversation.journal.close()
     assert sse_server.requests >= SLOW_EXAMPLES
 
 
@@ -919,12 +919,12 @@ def test_random_config_files_load_or_are_reported_and_the_turn_still_runs(
                 for key, good in SETTING_TYPES.items():
                     if key in settings:
                         assert good(settings[key]), f"{key} = {settings[key]!r} was kept"
-                if session.provider_name == "stub":
+                if session.extensions.provider_name == "stub":
                     reply = loop.run(session.turn("hi"))
                     assert isinstance(reply, str)
-                elif session.provider_name == "openai":
+                elif session.extensions.provider_name == "openai":
                     # never the real API: point whatever the file says at the fake server
-                    session.set_model(model="fake-model")
+                    session.extensions.set_model(model="fake-model")
                     session.config.settings["base_url"] = server.base_url
                     server.script[:] = [Reply("fine")]
                     assert loop.run(session.turn("hi")) == "fine"
@@ -933,7 +933,7 @@ def test_random_config_files_load_or_are_reported_and_the_turn_still_runs(
                     with pytest.raises(ProviderError, match="unknown provider"):
                         loop.run(session.turn("hi"))
             finally:
-                session.transcript.journal.close()
+                session.conversation.journal.close()
 
         check()
 
@@ -1098,7 +1098,7 @@ def test_random_journal_lines_are_skipped_and_resume_gives_a_valid_transcript(
 
             assert isinstance(journal.read_messages(path), list)
             assert isinstance(journal.list_sessions(project), list)
-            assert session.resume(session_id) is True
+            assert session.conversation.resume(session_id) is True
             messages = session.conversation.messages
             assert transcript_problem([{"role": "system", "content": "s"}, *messages]) is None
             said = [m["content"] for m in messages if m["role"] == "user"]
@@ -1110,21 +1110,21 @@ def test_random_journal_lines_are_skipped_and_resume_gives_a_valid_transcript(
         try:
             check()
         finally:
-            session.transcript.journal.close()
+            session.conversation.journal.close()
 
 
 def test_continue_survives_journal_lines_of_the_wrong_shape(project: Path) -> None:
     """`--continue` lists the folder's sessions first: lines of the wrong shape in a journal
     neither break the listing nor the resume."""
     session = create_session(project)
-    session.record({"role": "user", "content": "first"})
-    session.transcript.journal.close()
-    with session.transcript.journal.path.open("ab") as handle:
+    session.conversation.record({"role": "user", "content": "first"})
+    session.conversation.journal.close()
+    with session.conversation.journal.path.open("ab") as handle:
         handle.write(b'{"type": "message", "message": 7}\n{"type": "message"}\n\xff\xfe\n')
     found = journal.list_sessions(project)
     assert [info.id for info in found] == [session.id]
     assert found[0].title == "first"
     again = create_session(project)
-    assert again.resume() is True
+    assert again.conversation.resume() is True
     assert again.conversation.messages == [{"role": "user", "content": "first"}]
-    again.transcript.journal.close()
+    again.conversation.journal.close()

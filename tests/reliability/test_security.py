@@ -34,7 +34,7 @@ from tui_agent import ApprovalRequest, Decision, Session, create_session, testin
 from tui_agent.core.project import trust
 from tui_agent.core.util.paths import user_config_dir, user_data_dir, user_log_dir
 from tui_agent.permissions import subjects_for
-from tui_agent.testing import Call, FakeOpenAI, Reply
+from tui_agent.testing import Call, FakeOpenAI, Person, Reply
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.approval import ApprovalScreen, TrustScreen
 from tui_agent.ui.chat import Note, ReplyMarkdown
@@ -97,7 +97,7 @@ def session_for(
         user_config(config)
     session = create_session(project, base_url=server.base_url, model="fake-model", **kwargs)
     if approver is not None:
-        session.approver = approver
+        session.frontend = Person(decide=approver)
     return session
 
 
@@ -108,7 +108,7 @@ async def model_calls(session: Session, server: FakeOpenAI, *calls: Call) -> lis
     try:
         assert await session.turn("go") == "done"
     finally:
-        session.transcript.journal.close()
+        session.conversation.journal.close()
     assert server.rejected == [], server.rejected
     assert len(server.requests) == before + 2
     messages = server.requests[-1]["messages"]
@@ -408,7 +408,7 @@ async def test_an_overriding_write_is_still_checked(
     if reload == "reload()":
         session.reload()
     elif reload == "/reload":
-        assert await session.run_command_line("/reload")
+        assert await session.commands.run_line("/reload")
 
     [denied] = await model_calls(session, server, Call("write", ARGS["write"]))
     assert denied["error"] == "Permission denied: write"
@@ -416,7 +416,7 @@ async def test_an_overriding_write_is_still_checked(
 
     # an allowed write runs the override; a path outside the worktree still asks
     user_config('[permission]\nwrite = "allow"\n')
-    assert await session.run_command_line("/reload")
+    assert await session.commands.run_line("/reload")
     outside_call = Call("write", {"path": str(outside), "content": "pwned"})
     allowed, asked = await model_calls(session, server, Call("write", ARGS["write"]), outside_call)
     assert allowed == {"override": kind, "ok": True}
@@ -434,7 +434,7 @@ async def test_reloads_keep_the_check(project: Path, server: FakeOpenAI, how: st
         if how == "reload()":
             session.reload()
         else:
-            assert await session.run_command_line("/reload")
+            assert await session.commands.run_line("/reload")
     results = await model_calls(
         session, server, Call("write", ARGS["write"]), Call("bash", ARGS["execute"])
     )
@@ -464,7 +464,7 @@ async def test_reload_in_the_app_keeps_the_approval_dialog(
         await pilot.press("n")
         await wait_for(pilot, lambda: not server.script and not session.busy)
         await app.workers.wait_for_complete()
-    session.transcript.journal.close()
+    session.conversation.journal.close()
     assert server.rejected == []
     messages = server.requests[-1]["messages"]
     [result] = [json.loads(m["content"]) for m in messages if m["role"] == "tool"]
@@ -950,7 +950,9 @@ async def test_trust_is_per_folder(tmp_path: Path, markers: Path) -> None:
     assert ran(markers) == [] and session.workspace.needs_trust
     assert session.config.get("project_setting") is None
 
-    session.trust()
+    session.workspace.trust()
+
+    session.reload()
     assert ran(markers) == MARKS
     assert session.config.get("project_setting") == "from the project"
     (a / "src").mkdir()
@@ -1018,7 +1020,7 @@ async def test_the_app_asks_before_any_project_code_runs(project: Path, markers:
         await wait_for(pilot, lambda: any(t.startswith("Not trusted") for t in note_texts(app)))
         assert ran(markers) == []
         assert {"evil", "evil_tool"}.isdisjoint(session.toolbox.tools)
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
     again = create_session(project, load=False)  # the answer is remembered: no second dialog
     app = TuiAgentApp(again)
@@ -1026,7 +1028,7 @@ async def test_the_app_asks_before_any_project_code_runs(project: Path, markers:
         await wait_for(pilot, lambda: any("Skipped untrusted" in t for t in note_texts(app)))
         assert not isinstance(app.screen, TrustScreen)
         assert ran(markers) == []
-    again.transcript.journal.close()
+    again.conversation.journal.close()
 
 
 async def test_the_app_runs_project_code_once_trusted(project: Path, markers: Path) -> None:
@@ -1040,7 +1042,7 @@ async def test_the_app_runs_project_code_once_trusted(project: Path, markers: Pa
         await wait_for(pilot, lambda: "evil" in session.toolbox.tools)
         assert ran(markers) == MARKS
         assert session.config.get("project_setting") == "from the project"
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
 
 # -- 4. secrets ------------------------------------------------------------------------------
@@ -1164,7 +1166,7 @@ async def test_error_messages_never_carry_the_key(
     server.script += [Reply(status=status, error=echo, headers={"Retry-After": "0"})] * replies
     session = create_session(project, base_url=server.base_url, model="fake-model")
     await session.turn("hello")
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
     assert not server.script  # every scripted failure was met
     shown = [note.text for note in session.output.history if note.kind == "error"]
@@ -1200,7 +1202,7 @@ async def test_the_app_shows_and_saves_no_key(
         await pilot.pause(0.2)
         svg = Path(app.save_screenshot("app.svg", str(shots)))
         replies = [reply.source for reply in app.chat.query(ReplyMarkdown)]
-    session.transcript.journal.close()
+    session.conversation.journal.close()
 
     assert server.headers[0]["authorization"] == f"Bearer {api_key}"
     assert (project / "made.txt").exists()
@@ -1208,7 +1210,7 @@ async def test_the_app_shows_and_saves_no_key(
     text = svg.read_text()
     assert "authentication" in text and "written" in text  # the screenshot shows the chat
     assert (user_data_dir() / "prompt-history.json").is_file()
-    assert session.transcript.journal.path.is_file()
+    assert session.conversation.journal.path.is_file()
 
 
 @needs_bwrap
@@ -1236,7 +1238,7 @@ async def test_execute_output_is_the_one_place_the_key_may_appear(
     [result] = await model_calls(session, server, Call("execute", {"command": "env"}))
     assert api_key in result["output"]
 
-    journal = session.transcript.journal.path
+    journal = session.conversation.journal.path
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     outputs = [r for r in records if r.get("message", {}).get("role") == "tool"]
     rest = [r for r in records if r not in outputs]

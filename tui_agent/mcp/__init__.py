@@ -24,9 +24,9 @@ How the servers live (setups are synchronous, MCP clients are not):
   Either way every turn first waits (bounded by each server's ``startup_timeout``) for
   the servers still starting, so the model sees their tools from the first request.
 * **Generations.** ``/reload`` re-runs setups and the toolbox is rebuilt from scratch.
-  The running servers are kept with ``session.kept("mcp", Kept)`` (which survives reloads); the
-  next setup retires them (their tools are never re-added, their owner tasks are told to
-  stop) and starts the new configuration.
+  The running servers are kept with ``session.extensions.kept("mcp", Kept)`` (which
+  survives reloads); the next setup retires them (their tools are never re-added, their
+  owner tasks are told to stop) and starts the new configuration.
 * **Failures stay local.** A server that cannot start (bad command, bad URL, a crash or
   no answer within ``startup_timeout``) is reported with the end of its stderr and adds
   no tools. A server that dies later is reported once; its tools stay listed and return

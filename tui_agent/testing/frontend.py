@@ -9,7 +9,8 @@ approvals and pickers as scripted and remembers everything it was asked.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from ..core.protocol.approval import ApprovalRequest, Choice, Decision
 
@@ -19,7 +20,10 @@ class Person:
     "deny", or a ``Decision``; ``default`` when they run out) and each picker with the next
     of ``picks`` (None: dismissed). ``asked`` lists what happened, in order: ``"approve
     TOOL"``, ``"choose TITLE"``, ``"exit"``, ``"theme NAME"``, ``"copy TEXT"``;
-    ``requests`` keeps the ``ApprovalRequest`` objects, ``copied`` the texts."""
+    ``requests`` keeps the ``ApprovalRequest`` objects, ``copied`` the texts.
+
+    ``decide``, a function of the request returning a ``Decision`` (sync or async),
+    answers approvals instead of ``answers``: ``Person(decide=my_dialog)``."""
 
     interactive = True
 
@@ -28,9 +32,11 @@ class Person:
         answers: Iterable[Choice | Decision] = (),
         picks: Iterable[str | None] = (),
         *,
+        decide: Callable[[ApprovalRequest], Decision | Awaitable[Decision]] | None = None,
         default: Choice = "once",
         themes: Sequence[str] = ("textual-dark", "textual-light"),
     ) -> None:
+        self.decide = decide
         self.answers = list(answers)
         self.picks = list(picks)
         self.default = default
@@ -44,6 +50,9 @@ class Person:
     async def approve(self, request: ApprovalRequest) -> Decision:
         self.asked.append(f"approve {request.called_as or request.tool}")
         self.requests.append(request)
+        if self.decide is not None:
+            decided = self.decide(request)
+            return await decided if inspect.isawaitable(decided) else decided
         answer = self.answers.pop(0) if self.answers else self.default
         return answer if isinstance(answer, Decision) else Decision(answer)
 

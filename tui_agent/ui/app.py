@@ -190,7 +190,8 @@ class TuiAgentApp(SendingApp):
 
         async def answered(trusted: bool | None) -> None:
             if trusted:
-                report = await session.trust(remember=True)
+                session.workspace.trust(remember=True)
+                report = await session.reload()
                 await self.chat.add_note(
                     f"Trusted {project}: loaded {len(report.plugin_files)} plugin files "
                     f"and {len(report.tool_files)} tool files."
@@ -216,7 +217,7 @@ class TuiAgentApp(SendingApp):
             return await ask_approval(self, request)
 
     async def choose(self, title: str, options: list[str]) -> str | None:
-        """The session's picker (``session.choose``): a list to pick from, or None."""
+        """The session's picker (``session.frontend.choose``): a list to pick from, or None."""
         from .dialogs.choice import ask_choice  # after the first frame, like the dialogs
 
         return await ask_choice(self, title, options)
@@ -331,7 +332,7 @@ class TuiAgentApp(SendingApp):
         if action == "unqueue":  # before Cancel: Esc takes the queue back first
             return bool(self._queue or self.steering)
         if action == "steer":
-            return self._session is not None and self._session.steering.open
+            return self._session is not None and self._session.conversation.steering.open
         if action == "cycle_mode":  # on the main screen only: a dialog moves its focus with it
             return len(self.screen_stack) <= 1
         return True
@@ -343,9 +344,9 @@ class TuiAgentApp(SendingApp):
         if session is None:
             return
         cycle = self.connection.modes
-        current = session.mode
+        current = session.permissions.mode
         following = cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else "ask"
-        session.set_mode(following)
+        session.permissions.set_mode(following)
 
     def action_cancel_turn(self) -> None:
         if self._session is not None and self._session.cancel():

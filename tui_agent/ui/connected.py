@@ -130,7 +130,7 @@ class Connection:
         """``line`` with its ``@path`` attachments (read in a thread), or what stops it from
         being sent (a path that cannot be attached: ``MentionError``'s message)."""
         try:
-            return await asyncio.to_thread(self.session.expand, line)
+            return await asyncio.to_thread(self.session.conversation.expand, line)
         except mentions.MentionError as exc:
             return str(exc)
 
@@ -165,7 +165,7 @@ class Connection:
         session = self.session
         extensions = session.extensions
         notes: list[tuple[str, str]] = []
-        if session.provider_name == "stub":
+        if session.extensions.provider_name == "stub":
             notes.append((f"Using the offline **stub** provider. {HOW_TO}", "markdown"))
         for problem in extensions.problems:
             kind = "config" if problem in extensions.config_problems else "plugin"

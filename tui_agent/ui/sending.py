@@ -27,7 +27,7 @@ class SendingApp(SessionApp):
         super().__init__(*args, **kwargs)
         self._waiting: list[str] = []  # sent before the session was loaded: run in order then
         self._queue: list[str] = []  # sent while working: each sent when the work ends
-        self._steering: list[str] = []  # steered, on their way into session.steering
+        self._steering: list[str] = []  # steered, on their way into session.conversation.steering
         self._queue_view: QueuedPrompts | None = None  # mounted above the prompt when needed
         self._announced = False  # run_turn showed the prompt of the turn about to start
         self._prompt.take_queued = self._take_last_queued
@@ -77,7 +77,9 @@ class SendingApp(SessionApp):
     def steering(self) -> tuple[str, ...]:
         """The prompts sent into the running turn that the model has not got yet."""
         session = self._session
-        pending = [steer.prompt for steer in session.steering.pending] if session else []
+        pending = (
+            [steer.prompt for steer in session.conversation.steering.pending] if session else []
+        )
         return (*pending, *self._steering)
 
     def show_queue(self) -> None:
@@ -102,7 +104,7 @@ class SendingApp(SessionApp):
         """Ctrl+S: ``line`` into the running turn, which the model gets before its next
         request. With no turn running, or for a ``/command`` or ``!command`` (only prompts
         reach a turn), it is sent as Enter sends it."""
-        if not self.session_ready or not self.session.steering.open:
+        if not self.session_ready or not self.session.conversation.steering.open:
             self.run_line(line)
             return
         if self.connection.is_command(line) or self.connection.shell_command(line) is not None:
@@ -141,7 +143,7 @@ class SendingApp(SessionApp):
         """Everything steered (not delivered yet) and queued, out of the queue and into
         the prompt box, before what is typed there; nothing is sent."""
         session = self._session
-        taken = [steer.prompt for steer in session.steering.take()] if session else []
+        taken = [steer.prompt for steer in session.conversation.steering.take()] if session else []
         taken += self._queue
         self._queue.clear()
         self.show_queue()
@@ -156,7 +158,7 @@ class SendingApp(SessionApp):
         if self._queue:
             taken: str | None = self._queue.pop()
         else:
-            steer = session.steering.take_last() if session is not None else None
+            steer = session.conversation.steering.take_last() if session is not None else None
             taken = steer.prompt if steer is not None else None
         if taken is not None:
             self.show_queue()
@@ -173,7 +175,7 @@ class SendingApp(SessionApp):
             if self.take_back():
                 self.notify("Cancelled: the queued prompts are back in the prompt box.")
             return
-        self._queue[:0] = [steer.prompt for steer in session.steering.take()]
+        self._queue[:0] = [steer.prompt for steer in session.conversation.steering.take()]
         self.show_queue()
         if self._queue:
             self.call_later(self._send_next)
@@ -225,7 +227,7 @@ class SendingApp(SessionApp):
         shown = self.set_timer(0.2, self._show_working)
         cancelled = False
         try:
-            await self.session.run_command_line(line)
+            await self.session.commands.run_line(line)
         except asyncio.CancelledError:  # Esc (a Markdown command's commands or turn)
             cancelled = True
             self.say("Cancelled.", "error")

@@ -198,12 +198,16 @@ class SessionApp(App[None]):
             model = session.provider.model
         except Exception as exc:
             model = f"? ({exc})"
-        parts = [StatusPart((f"{session.provider_name} / {model}", model, ""), (20, 40))]
-        use = session.budget.use(load=False)  # not the unread part of a resumed journal
+        parts = [StatusPart((f"{session.extensions.provider_name} / {model}", model, ""), (20, 40))]
+        use = session.conversation.budget.use(
+            load=False
+        )  # not the unread part of a resumed journal
         if use is not None:
             parts.append(StatusPart((use.label(), f"ctx {use.share:.0%}", ""), (30, 60)))
-        parts.append(StatusPart((f"{session.agent.tokens.total_tokens} tokens", ""), (10,)))
-        parts.append(StatusPart((f"mode: {session.mode}", session.mode), (50,)))
+        parts.append(StatusPart((f"{session.conversation.usage.total_tokens} tokens", ""), (10,)))
+        parts.append(
+            StatusPart((f"mode: {session.permissions.mode}", session.permissions.mode), (50,))
+        )
         sandbox = session.sandbox  # "sandbox" when on, "no sandbox" when wanted but missing
         if sandbox.active:  # the usual state: gives way before the model's name
             parts.append(StatusPart(("sandbox", ""), (35,)))

@@ -60,7 +60,7 @@ class Use:
 
 
 class Budget:
-    """The context budget of one session (``session.budget``). Plugins read ``use()``,
+    """The context budget of one session (``session.conversation.budget``). Plugins read ``use()``,
     listen for ``Compacted`` on ``session.events``, and may set ``summariser`` (an async
     function of ``(messages, summary_so_far) -> new summary``) to write summaries their way."""
 

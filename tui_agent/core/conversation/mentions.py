@@ -90,6 +90,16 @@ class Expanded:
     content: str
     attachments: tuple[Attachment, ...] = ()
 
+    def __post_init__(self) -> None:
+        """Whoever made it (``expand``, a Markdown command), ``content`` keeps what was
+        typed and the attachments' labels: the message made of it says so, not its text."""
+        if not isinstance(self.content, UserText) and (
+            self.attachments or self.content != self.prompt
+        ):
+            labels = [attachment.label for attachment in self.attachments]
+            meta = {"attachments": labels} if labels else {}
+            object.__setattr__(self, "content", UserText(self.content, prompt=self.prompt, **meta))
+
 
 @dataclass(frozen=True)
 class Mention:

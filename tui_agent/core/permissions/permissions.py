@@ -52,8 +52,9 @@ class Verdict:
     outside: bool = False
 
 
-# Permission modes (``session.mode``), the first three in the order Shift+Tab cycles them;
-# allow-all comes only from --yes or /permissions mode allow-all, never one key away
+# Permission modes (``session.permissions.mode``), the first three in the order Shift+Tab
+# cycles them; allow-all comes only from --yes or /permissions mode allow-all, never one
+# key away
 MODES = ("ask", "auto-edit", "plan", "allow-all")
 CYCLE = ("ask", "auto-edit", "plan")
 

@@ -106,7 +106,7 @@ class Workspace:
 
     def trust(self, remember: bool = True) -> None:
         """Let the project's code run (remembered for the folder unless ``remember=False``).
-        ``session.trust()`` does this and loads the code."""
+        ``session.reload()`` then loads the code."""
         if remember:
             trust.remember(self.project, True)
         self._trusted = True

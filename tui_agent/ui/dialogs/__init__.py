@@ -3,7 +3,7 @@ back to whoever asked (the session, through the app).
 
 - ``approval``: may this tool call run? (``ask_approval``), and may this folder's own code
   run? (``TrustScreen``);
-- ``choice``: pick one of a list (``ask_choice``: ``session.choose``, ``/rewind``).
+- ``choice``: pick one of a list (``ask_choice``: ``session.frontend.choose``, ``/rewind``).
 
 May import: Textual, Rich, each other, and the core's names through ``ui.connected``
 only (the dialogs come after the app has connected its session; ``approval`` imports it

@@ -1,4 +1,4 @@
-"""The picker behind ``session.choose`` (``/rewind`` asks with it): a title and a list,
+"""The picker behind ``session.frontend.choose`` (``/rewind`` asks with it): a title and a list,
 Enter or a click picks, Esc dismisses. Imported at the first pick, after the first frame;
 it needs nothing of the core."""
 
