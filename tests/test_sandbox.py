@@ -833,8 +833,8 @@ async def test_the_app_runs_sandboxed_commands_unasked_and_the_dialog_says_outsi
     from textual.widgets import Static
 
     from tui_agent.testing import run_app, send, turn_over, wait_for
-    from tui_agent.ui.approval import ApprovalScreen
-    from tui_agent.ui.shell_block import ShellBlock
+    from tui_agent.ui.blocks.shell import ShellBlock
+    from tui_agent.ui.dialogs.approval import ApprovalScreen
 
     configure("[sandbox]\nenabled = true\n")
     outside = isolated_home / "outside.txt"

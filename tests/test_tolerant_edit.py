@@ -420,7 +420,7 @@ async def test_read_of_a_folder_lists_it_one_level(tmp_path: Path) -> None:
 async def test_approval_preview_shows_each_edit(project: Path) -> None:
     from test_app import preview_text
 
-    from tui_agent.ui.approval import ApprovalScreen
+    from tui_agent.ui.dialogs.approval import ApprovalScreen
 
     write(project / "f.txt", "alpha\nbeta\n")
     call = {

@@ -966,7 +966,7 @@ async def test_elelem_sync_command_in_the_app(project: Path) -> None:
     """In the real app (Pilot): the sync /wc of elelem's block shows its Result; when wc
     needs approval, the chat says why no dialog could open, and the app keeps running."""
     from tui_agent.testing import run_app, send, wait_for, wait_for_text
-    from tui_agent.ui.approval import ApprovalScreen
+    from tui_agent.ui.dialogs.approval import ApprovalScreen
 
     write(project / ".agents" / "plugins" / "wc.py", ELELEM_WC)
     readme = write(project / "README.md", "a\nb c\n")

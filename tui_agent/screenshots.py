@@ -30,7 +30,7 @@ async def _wait_for(pilot, condition, seconds: float = 5.0) -> None:  # type: ig
 async def shoot(out: Path, work: Path) -> list[Path]:
     from .core.session.session import create_session
     from .ui.app import TuiAgentApp
-    from .ui.approval import ApprovalScreen
+    from .ui.dialogs.approval import ApprovalScreen
 
     project = work / "home" / "demo"  # under HOME: shown as ~/demo, the same every run
     project.mkdir(parents=True)

@@ -36,8 +36,8 @@ from tui_agent.core.util.paths import user_config_dir, user_data_dir, user_log_d
 from tui_agent.permissions import subjects_for
 from tui_agent.testing import Call, FakeOpenAI, Person, Reply
 from tui_agent.ui.app import TuiAgentApp
-from tui_agent.ui.approval import ApprovalScreen, TrustScreen
 from tui_agent.ui.chat import Note, ReplyMarkdown
+from tui_agent.ui.dialogs.approval import ApprovalScreen, TrustScreen
 
 pytestmark = pytest.mark.real_permissions
 
