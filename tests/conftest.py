@@ -6,6 +6,7 @@ import functools
 import inspect
 import itertools
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,19 @@ from tui_agent.core.project import config as config_module
 from tui_agent.core.sandbox.sandbox import availability
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# every folder of tests on sys.path (issue 28): test modules are imported by their basename
+# (pytest's default "prepend" import mode, no __init__.py under tests/), so basenames are
+# unique across the folders, and a module imports another's helpers by that name
+# (``from test_app import preview_text``) whichever was collected first or runs alone.
+sys.path.extend(
+    sorted(
+        str(folder)
+        for folder in {p.parent for p in Path(__file__).parent.rglob("*.py")}
+        if "fixtures" not in folder.relative_to(Path(__file__).parent).parts
+        and str(folder) not in sys.path
+    )
+)
 
 pytest_plugins = ["tui_agent.testing"]
 
@@ -65,7 +79,7 @@ def sandbox_off(isolated_home: Path) -> None:
     """The sandbox off in the user config (appended to what is there), for tests of the
     shell as it runs without bubblewrap (macOS, or bwrap missing) and of the approval
     flow with ``execute`` as the tool that asks: with the sandbox on, a sandboxed
-    ``execute`` is not asked about (tests/test_sandbox.py covers that)."""
+    ``execute`` is not asked about (tests/core/sandbox/test_sandbox.py covers that)."""
     from tui_agent.core.util.paths import user_config_dir
 
     path = user_config_dir() / "config.toml"

@@ -50,7 +50,7 @@ ALLOW_ALL = '[permission]\n"*" = "allow"\n'
 def user_config(text: str, *, sandbox: bool = False) -> Path:
     """The user config; the sandbox off unless ``sandbox``: these tests are about what asks
     and what is checked, with ``execute`` as the tool that asks (a sandboxed one is not
-    asked about: tests/test_sandbox.py)."""
+    asked about: tests/core/sandbox/test_sandbox.py)."""
     return write(user_config_dir() / "config.toml", text + ("" if sandbox else SANDBOX_OFF))
 
 

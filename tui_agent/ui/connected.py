@@ -1,6 +1,6 @@
 """The UI's side of the session: the one module of the UI that imports the core.
 
-The app draws its first frame before any of the core is imported (``tests/test_startup.py``
+The app draws its first frame before any of the core is imported (``tests/ui/test_startup.py``
 lists the modules that may come before it). This module is imported at one moment: when
 the app connects its session (``TuiAgentApp._connect``: right after the first frame, or
 at once for a session given ready-made). Everything the UI takes from the core comes
@@ -11,7 +11,7 @@ through here:
 - the app and its prompt, drawn before it, use the ``Connection`` the app makes when it
   connects (the prompt gets its ``PromptHistory`` from it).
 
-``tests/test_ui_imports.py`` fails when another UI module imports the core outside
+``tests/ui/test_ui_imports.py`` fails when another UI module imports the core outside
 ``if TYPE_CHECKING:`` (annotations cost nothing at run time).
 """
 

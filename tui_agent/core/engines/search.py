@@ -1,6 +1,6 @@
 """File search for the bundled ``glob``, ``grep`` and ``list`` tools: ripgrep when it is
 installed, ``git grep`` (with ``git ls-files``) inside a git repository, Python otherwise,
-with the same results from each (tests/test_search_engines.py runs them against each
+with the same results from each (tests/core/engines/test_search_engines.py runs them against each
 other). Listing alone (glob, list) goes from ripgrep to Python directly (see LISTERS).
 
 The same results means: the same files (ignore_rules.py says which), the same lines (a

@@ -414,7 +414,7 @@ async def test_everyday_work_in_the_sandbox_as_an_ordinary_user(user_folders: Pa
         env.append(f"{var}={home}/{sub}")
     python = user_python(uid, env, project)
     argv = ["/usr/bin/env", "-i", *env, python, "-I", "-S", "-B", "-c", CHILD]
-    argv += [__file__, str(Path(__file__).parent), str(CODE), site_packages(), str(project)]
+    argv += [__file__, str(Path(__file__).parents[2]), str(CODE), site_packages(), str(project)]
     done = subprocess.run(
         as_user(uid, argv), cwd=user_folders, capture_output=True, text=True, timeout=180
     )

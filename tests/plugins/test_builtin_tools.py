@@ -143,7 +143,8 @@ async def test_read_missing_file_suggests_close_names(project: Path) -> None:
 
 
 async def test_read_of_an_empty_folder_lists_nothing(project: Path) -> None:
-    """A folder is listed, not refused (issue 19; tests/test_tolerant_edit.py has more)."""
+    """A folder is listed, not refused (issue 19; tests/core/engines/test_tolerant_edit.py has
+    more)."""
     (project / "docs").mkdir()
     session = create_session(project)
     result = await run(session, "read", {"path": "docs"})

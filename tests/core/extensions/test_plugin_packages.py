@@ -26,7 +26,7 @@ from tui_agent import create_session
 from tui_agent.core.extensions import packages
 from tui_agent.core.extensions.plugins import plugin_errors
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[3]
 _NUMBER = itertools.count()
 
 Installer = Callable[..., str]

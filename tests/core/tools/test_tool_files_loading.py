@@ -19,7 +19,7 @@ from tui_agent import Session, ToolContext, create_session
 
 # -- which files are imported: helper scripts beside the tools (issue 14) -------------------
 
-README = Path(__file__).parent.parent / "README.md"
+README = Path(__file__).parents[3] / "README.md"
 
 # the Dropstone page's Python script, as typed: it reads sys.argv at its top level
 SEED_SCRIPT = """

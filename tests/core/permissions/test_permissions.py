@@ -101,7 +101,7 @@ QUOTED = [
 def user_config(text: str) -> Path:
     """The user config, with the sandbox off: these tests are about rules and asking, with
     ``execute`` as the tool that asks; a sandboxed one is not asked about (that, and deny
-    rules holding in the sandbox, are tests/test_sandbox.py's)."""
+    rules holding in the sandbox, are tests/core/sandbox/test_sandbox.py's)."""
     return write(user_config_dir() / "config.toml", text + SANDBOX_OFF)
 
 

@@ -1,5 +1,5 @@
 """A few SVG snapshots of the real app (pytest-textual-snapshot). Update them on purpose
-with ``pytest tests/test_snapshots.py --snapshot-update`` and look at the diff."""
+with ``pytest tests/ui/test_snapshots.py --snapshot-update`` and look at the diff."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """What the tool-file tests share: tool files written into real folders and loaded by
-``create_session`` (``tests/test_tool_files.py`` and ``tests/test_tool_files_loading.py``)."""
+``create_session`` (``tests/core/tools/test_tool_files.py`` and
+``tests/core/tools/test_tool_files_loading.py``)."""
 
 from __future__ import annotations
 

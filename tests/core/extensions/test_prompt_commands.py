@@ -546,7 +546,7 @@ async def test_the_palette_shows_the_description_and_argument_hint(project: Path
 # (tests/fixtures/commands/SOURCES.md); each expectation is written from the documentation
 # of the agent they were written for.
 
-FIXTURES = Path(__file__).parent / "fixtures" / "commands"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "commands"
 CLAUDE_FILES = FIXTURES / "claude-code"
 OPENCODE_FILES = FIXTURES / "opencode"
 COMMIT_COMMANDS = ["git status", "git diff HEAD", "git branch --show-current"]

@@ -78,7 +78,7 @@ class Place:
     def box(self, folder: Path | None = None, **settings: Any) -> Sandbox:
         """As root, with a session's /tmp (a tmpfs its holder keeps); as the user, with a
         /tmp of the command's own (the holder would be root's here: the user's own
-        sessions are in tests/test_sandbox_everyday.py)."""
+        sessions are in tests/core/sandbox/test_sandbox_everyday.py)."""
         made = Sandbox.of({"sandbox": settings} if settings else {}, self.project)
         made.home, made.folder = self.home, folder
         made.tmp = None if self.uid else self.tmp
