@@ -508,6 +508,25 @@ async def test_the_app_draws_a_lazily_resumed_conversation_and_loads_the_rest_af
     session.conversation.journal.close()
 
 
+async def test_drawing_the_resumed_tail_reads_nothing_the_resume_put_off(
+    project: Path,
+) -> None:
+    """``show_transcript`` takes the newest messages from ``session.conversation`` itself
+    (its ``tail``), so the first frame of a resumed conversation waits for no more of the
+    journal than the newest messages; the rest is read after that frame."""
+    from tui_agent.ui.resumed import show_transcript
+
+    session_id = journaled_session(project, turns=60)  # 240 messages: 64 read at once
+    session = create_session(project, load=False)
+    assert session.conversation.resume(session_id)
+    app = TuiAgentApp(create_session(project, load=False))
+    async with app.run_test(size=SIZE):
+        assert session.conversation.deferred
+        await show_transcript(app.chat, session.conversation)
+        assert session.conversation.deferred  # the older messages come after the frame
+    session.conversation.journal.close()
+
+
 async def test_lines_sent_before_the_app_has_made_its_session_wait_for_it_in_order(
     project: Path,
 ) -> None:

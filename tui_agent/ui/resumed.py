@@ -7,7 +7,7 @@ core names from ``connected``, the UI's one door to the core.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from textual.widget import Widget
 
@@ -22,14 +22,22 @@ Message = messages.Message
 ToolMessage = messages.ToolMessage
 
 
-async def show_transcript(
-    chat: ChatView, shown: Sequence[Mapping[str, Any]] | Conversation
-) -> None:
+class Tail(Protocol):
+    """A conversation that gives its newest messages without reading the ones a resume
+    put off (``Conversation``, ``session.conversation``)."""
+
+    def tail(self, count: int) -> list[Message]: ...
+
+    @property
+    def messages(self) -> list[Message]: ...
+
+
+async def show_transcript(chat: ChatView, shown: Sequence[Mapping[str, Any]] | Tail) -> None:
     """Re-draw a resumed conversation (typed messages, or OpenAI dicts): its newest
     ``chat.TRANSCRIPT_TAIL`` messages. About a screen of them is mounted at once, for the
     first frame (from a ``Conversation``, without loading the messages a resume put off);
     the rest follow above them after that frame (``_show_older``)."""
-    conversation = shown if isinstance(shown, Conversation) else Conversation(shown)
+    conversation = Conversation(shown) if isinstance(shown, Sequence) else shown
     await chat.clear()
     newest = conversation.tail(max(8, chat.app.size.height // 3))
     widgets = transcript_widgets(chat, newest, results(newest))
@@ -43,7 +51,7 @@ async def show_transcript(
 
 async def _show_older(
     chat: ChatView,
-    conversation: Conversation,
+    conversation: Tail,
     newest: list[Message],
     above: Widget | None,
     rounds: int = 100,
