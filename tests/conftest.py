@@ -45,6 +45,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
+def old_session_names_fail() -> None:
+    """Each test sees the Session's old names warn again (they warn once per process), and
+    pyproject's filterwarnings makes that warning an error: no test uses an old name."""
+    from tui_agent.core.session import legacy
+
+    legacy._warned.clear()
+
+
+@pytest.fixture(autouse=True)
 def isolated_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> Iterator[Path]:

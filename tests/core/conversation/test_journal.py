@@ -346,14 +346,14 @@ async def test_a_half_written_appended_line_is_skipped(project: Path) -> None:
     assert journal.read_messages(path) == third.conversation.messages
 
     fourth = create_session(project)
-    assert fourth.resume(first.id) is True
+    assert fourth.conversation.resume(first.id) is True
     assert fourth.conversation.messages == third.conversation.messages
 
 
 async def test_resume_answers_dangling_tool_calls_with_errors(project: Path) -> None:
     crashed = create_session(project)
-    crashed.record({"role": "user", "content": "do two things"})
-    crashed.record(
+    crashed.conversation.record({"role": "user", "content": "do two things"})
+    crashed.conversation.record(
         {
             "role": "assistant",
             "content": None,
@@ -371,8 +371,10 @@ async def test_resume_answers_dangling_tool_calls_with_errors(project: Path) -> 
             ],
         }
     )
-    crashed.record({"role": "tool", "tool_call_id": "call_a", "content": json.dumps({"ok": True})})
-    crashed.transcript.journal.close()  # the app died while call_b was running
+    crashed.conversation.record(
+        {"role": "tool", "tool_call_id": "call_a", "content": json.dumps({"ok": True})}
+    )
+    crashed.conversation.journal.close()  # the app died while call_b was running
 
     with FakeOpenAI([Reply("picked up again")]) as server:
         session = create_session(project, base_url=server.base_url, model="fake-model")

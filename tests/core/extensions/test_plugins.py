@@ -619,7 +619,7 @@ def test_trust_is_remembered_in_the_user_data_dir(
 def test_trust_applies_to_sessions_started_in_a_subfolder(
     project: Path, local_code: list[Path]
 ) -> None:
-    create_session(project).trust()
+    create_session(project).workspace.trust()
     (project / "src" / "deep").mkdir(parents=True)
 
     session = create_session(project / "src" / "deep")
@@ -631,7 +631,7 @@ def test_trust_applies_to_sessions_started_in_a_subfolder(
 def test_trust_does_not_leak_to_another_folder(
     project: Path, local_code: list[Path], tmp_path: Path
 ) -> None:
-    create_session(project).trust()
+    create_session(project).workspace.trust()
     other = tmp_path / "other"
     (other / ".git").mkdir(parents=True)
     write(other / ".agents" / "plugins" / "other.py", tool_plugin("other", "other_tool"))

@@ -217,7 +217,7 @@ async def test_allow_spares_the_permission_question_but_deny_rules_hold(
         return Decision("deny")
 
     plain = session_for(project, fake_openai)
-    plain.approver = approver
+    plain.frontend = Person(decide=approver)
     await plain.turn("go")
     assert not (project / "one.txt").exists() and len(asked) == 1
 

@@ -116,7 +116,7 @@ async def test_allow_all_allows_every_ask_but_deny_rules_hold(project: Path) -> 
 
 
 async def test_yes_starts_in_allow_all_and_a_bad_mode_is_refused(project: Path) -> None:
-    assert create_session(project, yes=True).mode == "allow-all"
+    assert create_session(project, yes=True).permissions.mode == "allow-all"
     session = create_session(project)
     assert session.permissions.mode == "ask"
     with pytest.raises(ValueError, match="unknown mode 'yolo'"):

@@ -46,7 +46,7 @@ def session(project: Path) -> Iterator[Session]:
     made = create_session(project)
     assert made.sandbox.active, made.sandbox.reason
     yield made
-    made.transcript.journal.close()
+    made.conversation.journal.close()
 
 
 async def run(session: Session, command: str, **more: Any) -> dict[str, Any]:
@@ -117,22 +117,22 @@ def test_settings_problems_and_defaults(project: Path) -> None:
     assert any("sandbox.enabled must be true or false" in p for p in problems), problems
     # the whole table is dropped, the defaults apply: on, no network
     assert made.sandbox.settings.enabled and not made.sandbox.settings.network
-    made.transcript.journal.close()
+    made.conversation.journal.close()
     for bad in ['"yes"', '["pypi.org", 1]', '[""]']:
         configure(f"[sandbox]\nnetwork = {bad}\n")
         made = create_session(project)
         problems = [str(p) for p in made.extensions.config_problems]
         assert any("network must be true, false or a list of hosts" in p for p in problems)
         assert not made.sandbox.settings.network and not made.sandbox.settings.hosts
-        made.transcript.journal.close()
+        made.conversation.journal.close()
     configure('[sandbox]\nnetwork = ["pypi.org"]\n')
     hosts = create_session(project)
     assert hosts.sandbox.settings.hosts == ("pypi.org",) and hosts.sandbox.proxied
-    hosts.transcript.journal.close()
+    hosts.conversation.journal.close()
     configure("[sandbox]\nenabled = false\n")
     off = create_session(project)
     assert not off.sandbox.active and "off in config" in str(off.sandbox.reason)
-    off.transcript.journal.close()
+    off.conversation.journal.close()
 
 
 def test_caused() -> None:

@@ -25,7 +25,7 @@ from tui_agent.testing import transcript_problem
 def session(project: Path) -> Iterator[Session]:
     made = create_session(project)
     yield made
-    made.transcript.journal.close()
+    made.conversation.journal.close()
 
 
 def follow(session: Session) -> list[Any]:
