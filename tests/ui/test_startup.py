@@ -38,6 +38,7 @@ HEAVY = [
     "textual.widgets._markdown",
     "textual.widgets._data_table",
     "tui_agent.ui.blocks.markdown",
+    "textual.widgets._collapsible",  # thinking and tool calls: with the first one shown
 ]
 
 BEFORE_FIRST_FRAME = [
@@ -46,11 +47,7 @@ BEFORE_FIRST_FRAME = [
     "tui_agent.ui",
     "tui_agent.ui.app",
     "tui_agent.ui.blocks",
-    "tui_agent.ui.blocks.live",
     "tui_agent.ui.blocks.message",
-    "tui_agent.ui.blocks.reply",
-    "tui_agent.ui.blocks.thinking",
-    "tui_agent.ui.blocks.tool_call",
     "tui_agent.ui.chat",
     "tui_agent.ui.frame",
     "tui_agent.ui.heap",

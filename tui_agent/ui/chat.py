@@ -18,14 +18,14 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from .blocks.message import Note, UserMessage, user_message
-from .blocks.reply import ReplyStream, split_markdown
-from .blocks.thinking import Thinking
-from .blocks.tool_call import ToolCallBlock
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from ..core.protocol.result import Result
+    from .blocks.reply import ReplyStream
+    from .blocks.thinking import Thinking
+    from .blocks.tool_call import ToolCallBlock
     from .heap import Heap
 
 __all__ = [
@@ -37,18 +37,27 @@ __all__ = [
     "Thinking",
     "ToolCallBlock",
     "UserMessage",
-    "split_markdown",
     "user_message",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """``NoteMarkdown`` and ``ReplyMarkdown`` live in blocks/markdown.py, imported on first
-    use so that the first frame goes without Markdown (see there)."""
-    if name in ("NoteMarkdown", "ReplyMarkdown"):
-        from .blocks import markdown
+# the blocks an empty chat does not show, imported on first use: the first frame goes
+# without them (and without Markdown and Collapsible)
+_LATER = {
+    "NoteMarkdown": "markdown",
+    "ReplyMarkdown": "markdown",
+    "ReplyStream": "reply",
+    "Thinking": "thinking",
+    "ToolCallBlock": "tool_call",
+}
 
-        return getattr(markdown, name)
+
+def __getattr__(name: str) -> Any:
+    """The blocks of ``_LATER``, from ``ui/blocks/``, imported on first use."""
+    if name in _LATER:
+        from importlib import import_module
+
+        return getattr(import_module(f".blocks.{_LATER[name]}", __package__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -256,6 +265,8 @@ class ChatView(VerticalScroll):
             await self.end_reply()
         thinking = self._thinking
         if thinking is None:
+            from .blocks.thinking import Thinking
+
             thinking = self._thinking = Thinking()
             self._streamed.append(thinking)
             await self.mount(thinking)
@@ -267,6 +278,8 @@ class ChatView(VerticalScroll):
             self._thinking = None
         stream = self._stream
         if stream is None:  # its first segment is mounted when text is drawn (ReplyStream)
+            from .blocks.reply import ReplyStream
+
             stream = self._stream = ReplyStream(self)
             self._streamed.append(stream)
         await stream.write(text)
@@ -298,8 +311,8 @@ class ChatView(VerticalScroll):
         self._thinking = None
         self._stream = None
         widgets: list[Widget] = []
-        for part in parts:
-            widgets.extend(await part.discard() if isinstance(part, ReplyStream) else [part])
+        for part in parts:  # a Thinking is a widget, a ReplyStream holds segments
+            widgets.extend([part] if isinstance(part, Widget) else await part.discard())
         if not widgets:
             return
         if any(widget is folded for folded, _ in self.folded for widget in widgets):
@@ -311,6 +324,8 @@ class ChatView(VerticalScroll):
         self, call_id: str, name: str, arguments: str, args: dict[str, Any] | None
     ) -> None:
         await self.end_reply()
+        from .blocks.tool_call import ToolCallBlock
+
         block = ToolCallBlock(call_id, name, arguments, args)
         self.calls[call_id] = block
         await self.mount(block)
@@ -348,8 +363,9 @@ class ChatView(VerticalScroll):
         self.unfold()
         drop = items[: extra + self.MAX_ITEMS // 10]
         for widget in drop:
-            if isinstance(widget, ToolCallBlock):
-                self.calls.pop(widget.call_id, None)
+            call_id = getattr(widget, "call_id", None)  # a tool call's block
+            if call_id is not None and self.calls.get(call_id) is widget:
+                del self.calls[call_id]
         self.hidden += len(drop)
         await self.remove_children(drop)
         self._removed()
