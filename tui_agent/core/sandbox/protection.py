@@ -8,6 +8,7 @@ worktree (``_placeholders``), and the names things a command made are moved asid
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -107,14 +108,19 @@ def _record(state: Path, change: Any) -> None:
     """Read, change and write the set of stand-in folders, under an exclusive lock."""
     import fcntl
 
-    with open(state, "a+") as file:
+    # read-write, not append: the new text is written from the start
+    with open(os.open(state, os.O_RDWR | os.O_CREAT, 0o666), "r+b") as file:
         fcntl.flock(file, fcntl.LOCK_EX)
-        file.seek(0)
-        made = {line for line in file.read().splitlines() if line}
+        made = {os.fsdecode(line) for line in file.read().splitlines() if line}
         kept = change(made)
+        if kept == made:
+            return  # nothing to write (no rewrite, no flush)
+        # written over the old text, then cut where it ends; never cut to 0 bytes: ext4
+        # flushes a file truncated to nothing (~1-2 ms a command), so an empty set is a
+        # blank line (blank lines are skipped when read)
         file.seek(0)
-        file.truncate()
-        file.write("".join(f"{line}\n" for line in sorted(kept)))
+        file.write(b"".join(os.fsencode(line) + b"\n" for line in sorted(kept)) or b"\n")
+        file.truncate(file.tell())
 
 
 def _remove_stand_ins(made: set[str]) -> set[str]:

@@ -174,6 +174,10 @@ class Sandbox:
     restored: list[str] = field(default_factory=list)  # protected entries put back
     folder: Path | None = None
     prefix: Path = field(default_factory=lambda: Path(sys.prefix))  # tui-agent's Python
+    # program()'s answers (re-checked on each use): PATH search resolves every folder
+    _programs: dict[tuple[object, ...], str] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def of(
@@ -210,13 +214,28 @@ class Sandbox:
         ``nsenter`` planted in it would run the next command outside) and relative ones."""
         writable = [self.worktree, *(_expand(p, self.home) for p in self.settings.allow_write)]
         real = [w.resolve() for w in writable]
+        search = os.environ.get("PATH", os.defpath)
+        key = (name, search, tuple(writable))
+        found = self._programs.get(key)
+        # remembered for the same PATH and writable folders, and checked again each time
+        # (cheaply: one folder resolved, not every PATH entry) that the program is still
+        # there and its folder, wherever it now leads, is not one a command can write
+        if found is not None and os.access(found, os.X_OK) and not os.path.isdir(found):
+            where = Path(found).parent.resolve()
+            if not any(where.is_relative_to(w) for w in real):
+                return found
         folders = [
             folder
-            for folder in os.environ.get("PATH", os.defpath).split(os.pathsep)
+            for folder in search.split(os.pathsep)
             if os.path.isabs(folder)
             and not any(Path(folder).resolve().is_relative_to(w) for w in real)
         ]
-        return shutil.which(name, path=os.pathsep.join(folders)) if folders else None
+        found = shutil.which(name, path=os.pathsep.join(folders)) if folders else None
+        if found is None:
+            self._programs.pop(key, None)
+        else:
+            self._programs[key] = found
+        return found
 
     @property
     def home_exposed(self) -> bool:
