@@ -128,8 +128,12 @@ def host_sockets() -> list[Path]:
                     found.append(os.fsdecode(fields[7]))
     except OSError:
         pass
+    walked: set[tuple[str, int]] = set()
     for top, depth in SOCKET_FOLDERS:
-        found += _socket_files(top, depth)
+        real = os.path.realpath(top)  # /var/run is most often a link to /run: walked once
+        if (real, depth) not in walked:
+            walked.add((real, depth))
+            found += _socket_files(top, depth)
     sockets = []
     for name in dict.fromkeys(found):
         try:
