@@ -5,8 +5,11 @@ python bench/search.py [--files N] [--runs N]   # alone, prints the figures as J
 Our side is the real tool call, ``await session.toolbox.run("grep", {...})`` (permission
 hook, validation, the thread hand-off, the engines of tui_agent/core/engines/search.py, the result
 as the model gets it). The baseline is ``rg PATTERN`` and ``rg --files --glob PATTERN``
-in the same folder, or ``git grep``/``git ls-files`` where ripgrep is not installed, its
-whole output read through a pipe. Both sides must find the same number of lines and files.
+in the same folder (the ``rg`` the tool finds: the wheel's next to the interpreter, else
+PATH), or ``git grep``/``git ls-files`` where ripgrep is not there at all, its whole
+output read through a pipe. The "real" rows (site-packages, not a repository) always
+compare with ripgrep, given the flags of the tool's rules outside git; without ripgrep
+they are left out. Both sides must find the same number of lines and files.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import asyncio
 import json
 import os
 import random
-import shutil
 import subprocess
 import sysconfig
 import time
@@ -79,12 +81,34 @@ def make_tree(root: Path, files: int) -> None:
     _git(root, "commit", "-qm", "bench")
 
 
-def _baseline(root: Path, kind: str, pattern: str) -> tuple[float, int]:
-    """ms and lines of output for ripgrep (or git) run directly."""
-    if shutil.which("rg"):
+def _rg() -> str | None:
+    """ripgrep as the tool finds it: the wheel's next to the interpreter, else PATH."""
+    from tui_agent.core.engines.search_base import rg_path
+
+    return rg_path()
+
+
+def _rg_rules() -> list[str]:
+    """What a plain ``rg`` outside a repository needs to search what the tool searches:
+    hidden files, ignore files without git, the skipped folders (tui_agent's rules)."""
+    from tui_agent.core.engines.search import SKIP_DIRS
+
+    skips = [f"--glob=!{name}/" for name in sorted(SKIP_DIRS)]
+    return ["--hidden", "--no-require-git", "--glob=!.git", *skips]
+
+
+def _baseline(root: Path, kind: str, pattern: str, outside_git: bool = False) -> tuple[float, int]:
+    """ms and lines of output for ripgrep (or git, in the repository, without it) run
+    directly; ``outside_git``: ripgrep with the flags that make it follow the tool's
+    rules there (its defaults differ outside a repository)."""
+    rg = _rg()
+    if rg:
+        rules = _rg_rules() if outside_git else []
         name = GLOB_TYPE if pattern == GLOB else pattern
-        glob = ["rg", "--files", f"--type-add=g:{name}", "--type=g"]
-        argv = glob if kind == "glob" else ["rg", pattern]
+        glob = [rg, *rules, "--files", f"--type-add=g:{name}", "--type=g"]
+        argv = glob if kind == "glob" else [rg, *rules, pattern]
+    elif outside_git:
+        raise RuntimeError("search: the real rows need ripgrep (pip install -e . brings it)")
     elif kind == "glob":
         argv = ["git", "ls-files", "--cached", "--others", "--exclude-standard", pattern]
     else:
@@ -107,7 +131,7 @@ async def _ours(session: Any, kind: str, pattern: str) -> tuple[float, int]:
 
 
 async def _measure(
-    root: Path, runs: int, cases: list[tuple[str, str]], same: bool = True
+    root: Path, runs: int, cases: list[tuple[str, str]], outside_git: bool = False
 ) -> dict[str, Any]:
     from tui_agent import create_session
 
@@ -119,11 +143,11 @@ async def _measure(
         found = expected = 0
         for run in range(runs + 1):  # the first of each is a warm-up
             took, found = await _ours(session, kind, pattern)
-            base_took, expected = _baseline(root, kind, pattern)
+            base_took, expected = _baseline(root, kind, pattern, outside_git)
             if run:
                 ours.append(took)
                 base.append(base_took)
-        if same and found != expected:
+        if found != expected:
             raise RuntimeError(f"search: {kind} {pattern!r}: ours {found}, baseline {expected}")
         figures[f"{kind} {pattern}"] = {
             "ours_ms": rounded(median(ours), 1),
@@ -152,18 +176,18 @@ def bench_search(sandbox: Sandbox, runs: int = 7, files: int = SEARCH_FILES) -> 
         f"{time.perf_counter() - t0:.1f} s"
     )
     engine = grep(root, GREP).engine
-    baseline = "rg" if shutil.which("rg") else "git"
+    baseline = "rg" if _rg() else "git"
     log(f"  engine: {engine}; baseline: {baseline}")
     cases = [("grep", GREP), ("glob", GLOB)]
     figures = asyncio.run(_measure(root, runs, cases))
     broad = asyncio.run(_measure(root, max(3, runs // 2), [("grep", GREP_BROAD)]))
     real = Path(sysconfig.get_paths()["purelib"])
-    if real.is_dir():
+    if real.is_dir() and _rg():
         log(f"  a real tree, read only: {real}")
-        # not a repository: ripgrep's defaults there (no ignore files, no hidden files)
-        # are not ours, so the counts may differ
+        # not a repository: the baseline is ripgrep with the flags of the tool's rules
+        # there (git finds nothing outside a repository), and both counts must agree
         cases_real = [("grep", "import re"), ("glob", "*.py")]
-        figures["real"] = asyncio.run(_measure(real, 3, cases_real, same=False))
+        figures["real"] = asyncio.run(_measure(real, 3, cases_real, outside_git=True))
     worst = max((figures[f"{k} {p}"] for k, p in cases), key=lambda f: f["ratio"] or 0)
     return {
         "files": files,

@@ -25,6 +25,7 @@ import pytest
 from conftest import write
 
 from tui_agent import create_session
+from tui_agent.core.engines import search_base
 from tui_agent.core.engines.search import EngineUnavailable, glob_matcher
 from tui_agent.search import LINE_CUT, PatternError, files, glob, grep
 
@@ -509,6 +510,7 @@ def test_auto_picks_rg_then_git_then_python(
     only_git.mkdir()
     (only_git / "git").symlink_to(shutil.which("git") or "git")
     monkeypatch.setenv("PATH", str(only_git))
+    monkeypatch.setattr(search_base, "_bundled_folders", lambda: ())  # nor the wheel's
     assert files(root).engine == "python"
     assert glob(root, "*.py").engine == "python"
     assert grep(root, "needle").engine == ("git" if in_git else "python")

