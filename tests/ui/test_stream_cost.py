@@ -1,0 +1,163 @@
+"""The cost of a streamed token does not grow with the reply (issue 29).
+
+A 20,000-token Markdown reply is streamed into a ``ChatView`` in fixed batches (one
+``ReplyStream`` update a batch, so the counts do not depend on the machine's speed), and the
+work of the first tenth of the reply is compared with that of the last tenth: characters
+Markdown parsed per token, widgets mounted per token, and widgets the chat lays out (those
+shown, not folded away). If the whole reply, or a part of it that grows, were re-parsed or
+laid out on every update, the last tenth would cost many times the first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import threading
+from typing import Any
+
+import pytest
+from markdown_it import MarkdownIt
+from textual.app import App, ComposeResult
+from textual.widget import Widget
+
+from tui_agent.ui.blocks.reply import ReplyStream
+from tui_agent.ui.chat import ChatView
+
+SIZE = (100, 30)
+TOKENS = 20_000  # 100,000 (the issue's) takes over 10 minutes here
+BATCH = 200  # tokens an update: what arrives while the previous update is drawn
+
+
+def reply_tokens(count: int, seed: int = 29) -> list[str]:
+    """A Markdown reply of headings, paragraphs, lists and code fences, as ``count``
+    word-sized tokens (each with the white space that follows it)."""
+    rng = random.Random(seed)
+    words = "agent reads file edits function tests pass user watches stream chat".split()
+    tokens: list[str] = []
+    number = 0
+    while len(tokens) < count:
+        sentence = " ".join(rng.choice(words) for _ in range(rng.randint(6, 30)))
+        kind = number % 5
+        if kind == 0:
+            block = f"## Part {number}"
+        elif kind == 1:
+            block = f"- {sentence}\n- {sentence}\n- **{number}** done"
+        elif kind == 2:
+            block = f"```python\ndef f_{number}():\n    return {number}\n```"
+        else:
+            block = f"Paragraph {number}: {sentence}, see `f_{number}`."
+        tokens += re.findall(r"\S+\s*", block + "\n\n")
+        number += 1
+    return tokens[:count]
+
+
+class ChatApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield ChatView()
+
+
+class Counts:
+    """Work done, counted, not timed: Markdown parses (every ``MarkdownIt.parse``, the
+    segmenting's and Textual's, in whatever thread) and widgets mounted."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.parsed_chars = 0
+        self.parses = 0
+        self.mounted = 0
+        lock = threading.Lock()
+        parse = MarkdownIt.parse
+        post_mount = Widget._post_mount
+
+        def counted_parse(parser: MarkdownIt, src: str, env: Any = None) -> Any:
+            with lock:
+                self.parses += 1
+                self.parsed_chars += len(src)
+            return parse(parser, src, env)
+
+        def counted_post_mount(widget: Widget) -> None:
+            self.mounted += 1
+            post_mount(widget)
+
+        monkeypatch.setattr(MarkdownIt, "parse", counted_parse)
+        monkeypatch.setattr(Widget, "_post_mount", counted_post_mount)
+
+    def snapshot(self) -> tuple[int, int, int]:
+        return self.parses, self.parsed_chars, self.mounted
+
+
+def laid_out(chat: ChatView) -> int:
+    """Widgets the chat's layout covers: those shown and all they contain (folded blocks
+    are ``display: none``, and Textual does not lay them out)."""
+    count = 0
+    stack: list[Widget] = [w for w in chat.children if w.display]
+    while stack:
+        widget = stack.pop()
+        count += 1
+        stack.extend(child for child in widget.children if child.display)
+    return count
+
+
+async def stream(tokens: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Stream ``tokens`` in batches of ``BATCH``: per window (the first and the last tenth)
+    the parses, characters parsed and widgets mounted, and the widgets laid out at its end."""
+    monkeypatch.setattr(ReplyStream, "INTERVAL", 0.0)
+    feeds = [0]
+    feed = ReplyStream._feed
+
+    async def counted_feed(self: ReplyStream, text: str) -> None:
+        await feed(self, text)
+        feeds[0] += 1
+
+    monkeypatch.setattr(ReplyStream, "_feed", counted_feed)
+    batches = ["".join(tokens[i : i + BATCH]) for i in range(0, len(tokens), BATCH)]
+    assert max(map(len, batches)) <= ReplyStream.STEP  # one update a batch
+    window = len(batches) // 10
+    first, last = range(0, window), range(len(batches) - window, len(batches))
+    app = ChatApp()
+    result: dict[str, Any] = {}
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.query_one(ChatView)
+        counts = Counts(monkeypatch)
+        marks: dict[int, tuple[int, int, int]] = {}
+        for number, batch in enumerate(batches):
+            if number in (first.start, last.start):
+                marks[number] = counts.snapshot()
+            await chat.add_text(batch)
+            while feeds[0] <= number:
+                await asyncio.sleep(0.001)
+            await asyncio.sleep(0.005)  # a refresh after it, and the folding after that
+            # (not pilot.pause(): it posts to every widget, so it grows with the chat)
+            for name, span in (("first", first), ("last", last)):
+                if number == span.stop - 1:
+                    await pilot.pause()  # laid out and folded
+                    start, end = marks[span.start], counts.snapshot()
+                    n = len(span) * BATCH
+                    result[name] = {
+                        "parses_per_token": (end[0] - start[0]) / n,
+                        "chars_parsed_per_token": (end[1] - start[1]) / n,
+                        "mounted_per_token": (end[2] - start[2]) / n,
+                        "laid_out": laid_out(chat),
+                    }
+        await chat.end_reply()
+        result["segments"] = len(chat._blocks())
+        result["folded"] = len(chat.folded)
+    return result
+
+
+async def test_a_20000_token_reply_costs_the_same_per_token_at_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tokens = reply_tokens(TOKENS)
+    result = await stream(tokens, monkeypatch)
+    first, last = result["first"], result["last"]
+    print(result)
+    assert result["segments"] > 50 and result["folded"] > 40  # segmented and folded
+    # (1.25: the content varies a little from one tenth to another)
+    # parsing: a bounded live segment is re-parsed, never what came before it
+    assert last["parses_per_token"] <= first["parses_per_token"] * 1.25
+    assert last["chars_parsed_per_token"] <= first["chars_parsed_per_token"] * 1.25
+    # mounting: the new blocks only, as many per token at the end as at the start
+    assert last["mounted_per_token"] <= first["mounted_per_token"] * 1.25
+    # layout: what is shown stays a screenful or two, however long the reply
+    assert last["laid_out"] <= first["laid_out"] * 1.25 + 10
