@@ -65,6 +65,8 @@ def bench_stream(sandbox: Sandbox) -> dict[str, Any]:
         log(f"  UI, ungated: {ungated['ui_cpu_s']:.3f} s CPU")
         firsts: list[float] = []
         lasts: list[float] = []
+        first_updates: list[int] = []
+        last_updates: list[int] = []
         for run in range(GATED_RUNS):
             gated = asyncio.run(_ui_stream(folder, base_url, gates, arrived))
             for event in [*gates.values(), *arrived.values()]:
@@ -72,11 +74,17 @@ def bench_stream(sandbox: Sandbox) -> dict[str, Any]:
             marks = gated["marks"]
             firsts.append((marks[1000] - marks[0]) / 1000 * 1e6)
             lasts.append((marks[STREAM_TOKENS] - marks[STREAM_TOKENS - 1000]) / 1000 * 1e6)
+            done = gated["update_marks"]
+            if done:
+                first_updates.append(done[1000] - done[0])
+                last_updates.append(done[STREAM_TOKENS] - done[STREAM_TOKENS - 1000])
             middle = (marks[STREAM_TOKENS - 1000] - marks[1000]) / 18000 * 1e6
             log(
                 f"  gated run {run + 1}: first_1k {firsts[-1]:.0f}, tokens 1,000-18,999"
                 f" {middle:.0f}, last_1k {lasts[-1]:.0f} us/token; end of turn"
-                f" {gated['end_s'] * 1000:.0f} ms; {gated['ui_cpu_s']:.1f} s CPU in all"
+                f" {gated['end_s'] * 1000:.0f} ms; {gated['ui_cpu_s']:.1f} s CPU in all;"
+                f" Markdown updates: first_1k {first_updates[-1] if first_updates else '?'},"
+                f" last_1k {last_updates[-1] if last_updates else '?'}"
             )
     finally:
         for gate in gates.values():
@@ -95,6 +103,9 @@ def bench_stream(sandbox: Sandbox) -> dict[str, Any]:
         "first_1k_us_per_token": rounded(first, 1),
         "last_1k_us_per_token": rounded(last, 1),
         "linearity": rounded(ratio(last, first), 3),
+        # Markdown updates in each window (median): more updates, more µs per token
+        "first_1k_updates": median(first_updates) if first_updates else None,
+        "last_1k_updates": median(last_updates) if last_updates else None,
     }
 
 
@@ -162,6 +173,16 @@ async def _ui_stream(
                     f" tracked {len(gc.get_objects())}"
                 )
 
+    from tui_agent.ui.blocks.reply import ReplyStream
+
+    updates = [0]  # Markdown updates drawn (ReplyStream._feed): batching varies per window
+    feed = ReplyStream._feed
+
+    async def counted_feed(self: Any, text: str) -> None:
+        updates[0] += 1
+        await feed(self, text)
+
+    ReplyStream._feed = counted_feed  # type: ignore[method-assign]
     gc.callbacks.append(gc_clock)
     async with app.run_test(size=SIZE) as pilot:
         session.events.listen(listen)
@@ -208,10 +229,12 @@ async def _ui_stream(
         started = time.process_time()
         await send("go")
         marks: dict[int, float] = {}
+        update_marks: dict[int, int] = {}
         for n in sorted(gates):
             await until(lambda n=n: arrived[n].is_set() and state["tokens"] >= n, f"token {n}", 600)
             await settle()
             marks[n] = time.process_time()
+            update_marks[n] = updates[0]
             if n:
                 log(
                     f"  UI handled {n} tokens: {marks[n] - started:.1f} s CPU since Enter"
@@ -242,9 +265,11 @@ async def _ui_stream(
         if state["tokens"] != STREAM_TOKENS:
             raise RuntimeError(f"stream_render: {state['tokens']} tokens arrived")
         gc.callbacks.remove(gc_clock)
+        ReplyStream._feed = feed  # type: ignore[method-assign]
         return {
             "tokens": state["tokens"],
             "ui_cpu_s": ended - started,
             "marks": marks,
+            "update_marks": update_marks,
             "end_s": ended - marks[STREAM_TOKENS] if marks else None,
         }
