@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -16,7 +16,7 @@ from .core.conversation.mentions import MentionError
 from .core.extensions import prompt_commands
 from .core.extensions.commands import parse_command
 from .core.protocol import events as ev
-from .core.protocol.approval import ApprovalRequest, Decision
+from .core.protocol.frontend import Unattended
 from .core.protocol.output import Note
 from .core.session.session import Session
 
@@ -266,31 +266,15 @@ def _read_lines(stream: TextIO, put: Callable[[str | None], None]) -> None:
     put(None)
 
 
-class Unattended:
-    """The frontend of ``tui-agent run``: nobody to ask. Approvals follow the policy
-    (``--yes`` or the allow-all mode allows once, anything else is denied, and the
-    denial says how to allow it), nothing can be picked (commands then say what to type
-    instead), ``/exit`` ends the run after the turn as it would anyway, and ``/theme`` and
-    ``/copy``, which need the app, say so on stderr."""
-
-    interactive = False
-    themes: tuple[str, ...] = ()
+class Headless(Unattended):
+    """The frontend of ``tui-agent run``: nobody to ask (``Unattended``: approvals follow
+    ``--yes`` or the allow-all mode, nothing can be picked, ``/exit`` ends the run after
+    the turn as it would anyway); ``/theme`` and ``/copy``, which need the app, say so on
+    stderr."""
 
     def __init__(self, session: Session, err: TextIO) -> None:
-        self._session = session
+        super().__init__(lambda: session.permissions.yes)
         self._err = err
-        self.exit_requested = False
-
-    async def approve(self, request: ApprovalRequest) -> Decision:
-        if self._session.permissions.yes:
-            return Decision("once")
-        return Decision("deny", unasked=True)
-
-    async def choose(self, title: str, options: Sequence[str]) -> str | None:
-        return None
-
-    def exit(self) -> None:
-        self.exit_requested = True
 
     def theme(self, name: str) -> None:
         print(f"tui-agent: /theme {name} changes the app's look; a headless run has none",
@@ -326,7 +310,7 @@ def run_headless(
         sys.stdout, sys.stderr, as_json, shared=same_destination(sys.stdout, sys.stderr)
     )
     session.events.listen(printer.event)
-    session.frontend = Unattended(session, sys.stderr)
+    session.frontend = Headless(session, sys.stderr)
     if session.extensions.provider_name == "stub":
         print(
             "tui-agent: no model configured; using the offline stub provider "

@@ -7,10 +7,10 @@ from the person goes through here, to the one frontend the session has.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from .approval import ApprovalRequest, Decision
+from .approval import ApprovalRequest, Decision, headless_approver
 
 
 @runtime_checkable
@@ -59,13 +59,13 @@ class Unattended:
     interactive = False
     themes: Sequence[str] = ()
 
-    def __init__(self, yes: bool | None = None) -> None:
-        self.yes = yes  # None: follow the session's mode (set by the session)
+    def __init__(self, yes: Callable[[], bool] = lambda: False) -> None:
+        self.yes = yes  # whether every ask is allowed now (the session's mode)
         self.exit_requested = False
         self.copied: list[str] = []
 
     async def approve(self, request: ApprovalRequest) -> Decision:
-        return Decision("once") if self.yes else Decision("deny", unasked=True)
+        return await headless_approver(self.yes())(request)
 
     async def choose(self, title: str, options: Sequence[str]) -> str | None:
         return None

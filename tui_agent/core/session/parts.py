@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..permissions.permissions import MODES
-from ..protocol.approval import ApprovalRequest, Decision
+from ..protocol.approval import ApprovalRequest, Decision, headless_approver
 from ..protocol.errors import PermissionDenied
 from ..protocol.events import EventBus, ModeChanged
-from ..protocol.frontend import Frontend, Unattended
+from ..protocol.frontend import Frontend
 from ..tools.toolbox import held_loop
 
 
@@ -54,7 +54,7 @@ class Permissions:
         refused at once, saying why, instead of waiting forever."""
         frontend = self._frontend()
         if not frontend.interactive:
-            return await Unattended(self.yes).approve(request)
+            return await headless_approver(self.yes)(request)
         if held_loop() is not None:
             raise PermissionDenied(
                 f"Permission denied: {request.tool} needs approval, and no dialog can open "

@@ -97,7 +97,7 @@ class Session:
         )
         self.toolbox.listen(self._announce_call)
         self.commands.listen(lambda: self.events.emit(CommandsChanged()))
-        self._frontend = Guarded(Unattended())
+        self._frontend = Guarded(Unattended(lambda: self.permissions.yes))
         self.permissions = Permissions(self.events, lambda: self._frontend, yes)
         self.conversation = SessionConversation(
             self.workspace.directory,
