@@ -3,14 +3,16 @@ flags go before or after. ``tui-agent --version`` prints the version."""
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, TextIO, cast
 
 if TYPE_CHECKING:  # the core is imported when needed: the app's first frame goes without it
+    import argparse  # and argparse with the parser: ``tui-agent`` alone needs neither
+
     from .core.protocol.output import Note
     from .core.session.session import Session
 
@@ -18,6 +20,8 @@ DENIED = "{name} is denied for every call ([permission] in the config): the mode
 
 
 def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    import argparse
+
     default = argparse.SUPPRESS if suppress else None
     flag_default = argparse.SUPPRESS if suppress else False
     group = parser.add_argument_group("session")
@@ -74,15 +78,19 @@ def version() -> str:
     return __version__
 
 
-class _PrintVersion(argparse.Action):
-    """``--version`` anywhere before the command: the version is looked up only when asked."""
-
-    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
-        print(f"tui-agent {version()}")
-        parser.exit()
-
-
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    class PrintVersion(argparse.Action):
+        """``--version`` anywhere before the command: the version is looked up only when
+        asked."""
+
+        def __call__(
+            self, parser: argparse.ArgumentParser, *args: object, **kwargs: object
+        ) -> None:
+            print(f"tui-agent {version()}")
+            parser.exit()
+
     parser = argparse.ArgumentParser(
         prog="tui-agent",
         description="An extensible terminal coding agent.",
@@ -90,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-V",
         "--version",
-        action=_PrintVersion,
+        action=PrintVersion,
         nargs=0,
         default=argparse.SUPPRESS,
         help="print the version and exit",
@@ -415,17 +423,20 @@ def cmd_undo(session: Session, args: argparse.Namespace) -> int:
 
 def no_arguments() -> argparse.Namespace:
     """What ``build_parser().parse_args([])`` gives (tested equal), without building the
-    parser: that takes ~9 ms, and ``tui-agent`` alone starts the app."""
-    return argparse.Namespace(
-        provider=None,
-        model=None,
-        base_url=None,
-        continue_=False,
-        resume=None,
-        trust=False,
-        yes=False,
-        directory=None,
-        command=None,
+    parser or importing argparse: that takes ~9 ms, and ``tui-agent`` alone starts the app."""
+    return cast(
+        "argparse.Namespace",
+        SimpleNamespace(
+            provider=None,
+            model=None,
+            base_url=None,
+            continue_=False,
+            resume=None,
+            trust=False,
+            yes=False,
+            directory=None,
+            command=None,
+        ),
     )
 
 

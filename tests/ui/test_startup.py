@@ -39,6 +39,7 @@ HEAVY = [
     "textual.widgets._data_table",
     "tui_agent.ui.blocks.markdown",
     "textual.widgets._collapsible",  # thinking and tool calls: with the first one shown
+    "argparse",  # ``tui-agent`` alone builds no parser
 ]
 
 BEFORE_FIRST_FRAME = [
@@ -262,66 +263,105 @@ def journaled_session(project: Path, turns: int) -> str:
     return session.id
 
 
-async def test_resume_draws_the_newest_messages_first_and_the_rest_of_the_tail_above_them(
-    project: Path, monkeypatch: Any
-) -> None:
-    from tui_agent.ui.chat import (
-        ChatView,
-        FoldSpacer,
-        HiddenNote,
-        ReplyMarkdown,
-        ToolCallBlock,
-        UserMessage,
-    )
+def _shown_blocks(chat: Any) -> list[Any]:
+    from tui_agent.ui.chat import ReplyMarkdown, ToolCallBlock, UserMessage
 
-    session_id = journaled_session(project, turns=30)  # 120 messages: the tail of 80 is shown
+    return [b for b in chat._blocks() if isinstance(b, (UserMessage, ReplyMarkdown, ToolCallBlock))]
+
+
+async def _scroll_to_top_until(pilot: Any, chat: Any, done: Any, rounds: int = 400) -> None:
+    """Scroll the chat up to its top, as a user would, until ``done()``."""
+    for _ in range(rounds):
+        if done():
+            return
+        if not chat._loading_older:
+            up = max(chat.scroll_y - chat.size.height, 0)
+            chat.scroll_to(y=up, animate=False, immediate=True)
+        await pilot.pause(0.01)
+    raise AssertionError("scrolling up never showed what was asked")
+
+
+async def test_resume_mounts_a_screenful_and_the_rest_when_scrolled_to(project: Path) -> None:
+    """A resumed conversation mounts about a screen of its newest messages (and a little
+    more, two screens' height), not its tail: the rest comes in batches when the chat is
+    scrolled up to the top, above what is shown, and what was on screen stays in place."""
+    from tui_agent.ui.chat import HiddenNote, ReplyMarkdown, ToolCallBlock, UserMessage
+
+    session_id = journaled_session(project, turns=30)  # 120 messages
     session = create_session(project)
     assert session.conversation.resume(session_id)
-    messages = session.conversation.messages
-    assert len(messages) == 120
-    first_frame: list[int] = []
-    from tui_agent.ui import resumed
-
-    show_older = resumed._show_older
-
-    async def recording(chat: ChatView, *args: Any) -> None:
-        if not first_frame:
-            first_frame.append(len(chat.query(UserMessage)))
-        await show_older(chat, *args)
-
-    monkeypatch.setattr(resumed, "_show_older", recording)
+    assert len(session.conversation.messages) == 120
     app = TuiAgentApp(session)
     async with app.run_test(size=SIZE) as pilot:
         chat = app.chat
-        for _ in range(250):
-            if len(chat.query(UserMessage)) == 20:
-                break
-            await pilot.pause(0.02)
+        await wait_for(pilot, lambda: app.first_frame_drawn)
+        for _ in range(30):
+            await pilot.pause(0.01)
+        users = [str(m.render()) for m in chat.query(UserMessage)]
+        # a screenful and a little more: far fewer than the 30 questions, the newest last
+        assert 2 <= len(users) <= 10 and users[-1] == "question 29"
+        assert users == [f"question {n}" for n in range(30 - len(users), 30)]
+        assert chat.virtual_size.height >= 2 * chat.size.height  # two screens to scroll
+        assert not chat._loading_older
+        note = chat.query_one(HiddenNote)
+        assert "earlier messages: scroll up to show them" in str(note.render())
+        # the view follows the bottom; scrolling up one screen shows blocks already there
+        last = _shown_blocks(chat)[-1]
+        assert last is chat.query(ReplyMarkdown).last() and "answer **29**" in last.source
+        # scrolled to the top: the next batch goes in above, the view keeps its place
+        top = _shown_blocks(chat)[0]
+        on_screen = top.virtual_region.y  # below the note, at the top of the view
+        chat.scroll_to(y=0, animate=False, immediate=True)
+        await wait_for(pilot, lambda: _shown_blocks(chat)[0] is not top)
+        await wait_for(pilot, lambda: not chat._loading_older)
         await pilot.pause()
-        # first only about a screen of the newest messages, the last one among them
-        assert first_frame and 1 <= first_frame[0] < 20
-        # then the whole tail of 80, in order, under one note counting the 40 before it
-        notes = list(chat.query(HiddenNote))
-        assert len(notes) == 1 and "40 earlier items" in str(notes[0].render())
+        assert top.virtual_region.y > on_screen  # the batch went in above it
+        assert top.virtual_region.y - chat.scroll_y == on_screen  # and it did not move
+        more = [str(m.render()) for m in chat.query(UserMessage)]
+        assert len(more) > len(users) and more[-len(users) :] == users
+        # up to the first message: the whole conversation, in order, and no note
+        await _scroll_to_top_until(pilot, chat, lambda: chat.older is None)
+        await pilot.pause()
         assert [str(m.render()) for m in chat.query(UserMessage)] == [
-            f"question {n}" for n in range(10, 30)
+            f"question {n}" for n in range(30)
         ]
-        replies = [r.source for r in chat.query(ReplyMarkdown)]
         expected: list[str] = []
-        for n in range(10, 30):
+        for n in range(30):
             expected += [f"looking {n}", f"answer **{n}**\n\n- a\n- b"]
-        assert replies == expected
+        assert [r.source for r in chat.query(ReplyMarkdown)] == expected
         calls = list(chat.query(ToolCallBlock))
-        assert [c.call_id for c in calls] == [f"call_{n}" for n in range(10, 30)]
+        assert [c.call_id for c in calls] == [f"call_{n}" for n in range(30)]
         assert all(c.result is not None and c.result.ok for c in calls)
-        shown = [
-            b for b in chat._blocks() if isinstance(b, (UserMessage, ReplyMarkdown, ToolCallBlock))
-        ]
-        assert shown == list(chat.query("UserMessage, ReplyMarkdown, ToolCallBlock"))
-        assert isinstance(shown[0], UserMessage) and "question 10" in str(shown[0].render())
-        assert shown[-1] is chat.query(ReplyMarkdown).last()  # the last message at the bottom
-        children = [c for c in chat.children if not isinstance(c, FoldSpacer)]
-        assert children[children.index(notes[0]) + 1] is shown[0]
+        assert list(chat.query(HiddenNote)) == []
+        assert _shown_blocks(chat) == list(chat.query("UserMessage, ReplyMarkdown, ToolCallBlock"))
+    session.conversation.journal.close()
+
+
+async def test_scrolling_up_a_resumed_conversation_stops_at_the_chats_limit(
+    project: Path, monkeypatch: Any
+) -> None:
+    """Past ``MAX_ITEMS`` blocks, scrolling up mounts no more: the note counts the messages
+    left above (the conversation keeps them all)."""
+    from tui_agent.ui.chat import ChatView, HiddenNote
+
+    monkeypatch.setattr(ChatView, "MAX_ITEMS", 40)
+    session_id = journaled_session(project, turns=30)  # 120 messages, 90 blocks
+    session = create_session(project)
+    assert session.conversation.resume(session_id)
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.chat
+        await wait_for(pilot, lambda: app.first_frame_drawn)
+        await _scroll_to_top_until(pilot, chat, lambda: chat.older is None)
+        await pilot.pause()
+        blocks = _shown_blocks(chat)
+        assert 40 <= len(blocks) < 40 + 3 * chat.screenful()
+        # a message each: a question, a reply (its text), a call (its result is its tool
+        # message); nothing else is shown
+        left = 120 - len(blocks)
+        assert f"… {left} earlier items are not shown here" in str(
+            chat.query_one(HiddenNote).render()
+        )
     session.conversation.journal.close()
 
 
@@ -483,9 +523,12 @@ async def test_a_lazily_resumed_conversation_is_sent_whole(project: Path) -> Non
     assert len(sent) == 1 + 400 + 1
 
 
-async def test_the_app_draws_a_lazily_resumed_conversation_and_loads_the_rest_after(
+async def test_the_app_reads_what_a_resume_put_off_only_when_scrolled_up_to_it(
     project: Path,
 ) -> None:
+    """A lazily resumed conversation (64 of 240 messages read) is drawn and idles without
+    reading the rest of the journal; scrolling up past the messages read reads it, and
+    the chat goes on up from where it was."""
     from tui_agent.ui.chat import HiddenNote, UserMessage
 
     session_id = journaled_session(project, turns=60)  # 240 messages
@@ -493,16 +536,29 @@ async def test_the_app_draws_a_lazily_resumed_conversation_and_loads_the_rest_af
     assert session.conversation.resume(session_id)
     app = TuiAgentApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(250):
-            if len(app.chat.query(UserMessage)) == 20:
-                break
-            await pilot.pause(0.02)
-        assert [str(m.render()) for m in app.chat.query(UserMessage)] == [
-            f"question {n}" for n in range(40, 60)
-        ]
-        assert "160 earlier items" in str(app.chat.query_one(HiddenNote).render())
+        chat = app.chat
+        await wait_for(pilot, lambda: app.first_frame_drawn)
+        for _ in range(30):
+            await pilot.pause(0.01)
+        assert session.conversation.conversation.deferred  # nothing more read
+        users = [str(m.render()) for m in chat.query(UserMessage)]
+        assert users and users[-1] == "question 59"
+        assert "↑ earlier messages" in str(chat.query_one(HiddenNote).render())
+        await _scroll_to_top_until(pilot, chat, lambda: len(chat.query(UserMessage)) >= 20)
+        assert not session.conversation.conversation.deferred
         assert len(session.conversation.messages) == 240
+        await _scroll_to_top_until(pilot, chat, lambda: "question 30" in _users(chat))
+        assert _users(chat) == [f"question {n}" for n in range(60 - len(_users(chat)), 60)]
+        note = str(chat.query_one(HiddenNote).render())
+        left = 240 - len(_shown_blocks(chat))  # a block a message (see above)
+        assert f"↑ {left} earlier messages: scroll up to show them" in note
     session.conversation.journal.close()
+
+
+def _users(chat: Any) -> list[str]:
+    from tui_agent.ui.chat import UserMessage
+
+    return [str(m.render()) for m in chat.query(UserMessage)]
 
 
 async def test_drawing_the_resumed_tail_reads_nothing_the_resume_put_off(

@@ -9,7 +9,7 @@ The block names stay importable from here (``__all__``); the Markdown ones on fi
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -71,6 +71,24 @@ class HiddenNote(Static):
     """
 
 
+class Older(Protocol):
+    """What lies above the chat's oldest block, mounted when the chat is scrolled up to it
+    (a resumed conversation's older messages: ``resumed.Earlier``)."""
+
+    def note(self) -> str:
+        """The note at the top of the chat while something is left above."""
+        ...
+
+    def remaining(self) -> int:
+        """How many messages are left above (may read what a resume put off)."""
+        ...
+
+    async def load(self, before: Widget | None) -> bool:
+        """Mount the next batch above ``before`` (the oldest block; at the end without
+        one); False when nothing is left above."""
+        ...
+
+
 class FoldSpacer(Widget):
     """Stands in for the folded blocks at the top of the chat: as tall as they were."""
 
@@ -86,7 +104,10 @@ class ChatView(VerticalScroll):
     """Anchored to the bottom while new content arrives, unless the user scrolled up.
 
     Only the newest ``MAX_ITEMS`` blocks stay mounted (the conversation keeps everything),
-    so a long session or a resumed 5,000-message journal stays quick.
+    so a long session or a resumed 5,000-message journal stays quick. A resumed
+    conversation mounts about a screen of its newest messages; ``older`` mounts the rest a
+    batch at a time when the view is scrolled up to the top (``load_older``), keeping what
+    was on screen in place.
 
     Folding keeps the cost of an update independent of how much is above: while the view
     follows the bottom, blocks more than ``FOLD_SCREENS`` screens above it are hidden
@@ -95,8 +116,6 @@ class ChatView(VerticalScroll):
     a change of width unfolds everything (heights change)."""
 
     MAX_ITEMS = 300
-    TRANSCRIPT_TAIL = 80
-    TRANSCRIPT_BATCH = 10  # older messages of a resumed tail mounted per refresh
     FOLD_SCREENS = 1
 
     DEFAULT_CSS = """
@@ -111,8 +130,8 @@ class ChatView(VerticalScroll):
         **kwargs: Any,
     ) -> None:
         """``heap``: the app's garbage-collection keeper (see heap.py), if it has one;
-        ``first_frame_drawn``: whether the app's first frame is on screen (the older part
-        of a resumed conversation waits for it)."""
+        ``first_frame_drawn``: whether the app's first frame is on screen (more of a
+        resumed conversation than the newest messages waits for it: ``fill_view``)."""
         super().__init__(**kwargs)
         self._heap = heap
         self.first_frame_drawn = first_frame_drawn
@@ -122,6 +141,8 @@ class ChatView(VerticalScroll):
         self._shell: Any = None  # the running !command's ShellBlock
         self.calls: dict[str, ToolCallBlock] = {}
         self.hidden = 0
+        self.older: Older | None = None  # mounted when scrolled to (see load_older)
+        self._loading_older = False
         self.spacer = FoldSpacer()
         self.folded: list[tuple[Widget, int]] = []  # (widget, its y when folded), top first
         self._fold_pending = False
@@ -216,6 +237,74 @@ class ChatView(VerticalScroll):
         super().watch_scroll_y(old, new)
         if self.folded and new < old:
             self.unfold(down_to=new - self.FOLD_SCREENS * max(self.size.height, 1))
+        if self.older is not None and new < old and new <= self.size.height:
+            self.load_older()
+
+    # -- what lies above (a resumed conversation's older messages) -------------------------
+
+    def screenful(self) -> int:
+        """About how many messages fill the view (a resume mounts this many, and as many
+        again each time the view is scrolled up to the top)."""
+        return max(8, self.app.size.height // 3)
+
+    def load_older(self) -> None:
+        """Mount the next batch of ``older`` above the oldest block (one load at a time);
+        the blocks on screen stay where they are. Past ``MAX_ITEMS`` blocks the rest is
+        counted in the hidden-items note instead."""
+        if self.older is not None and not self._loading_older:
+            self._loading_older = True
+            self.call_later(self._load_older)
+
+    async def _load_older(self) -> None:
+        older = self.older
+        if older is None or not self.is_mounted:
+            self._loading_older = False
+            return
+        if len(self._blocks()) >= self.MAX_ITEMS:
+            self.hidden += older.remaining()
+            self.older = None
+            await self._set_note(self.hidden_text())
+            self._loading_older = False
+            return
+        self.unfold()  # the spacer's height is measured from the top
+        blocks = self._blocks()
+        first = blocks[0] if blocks else None
+        y = first.virtual_region.y if first is not None else 0
+        more = await older.load(first)
+        if not more:
+            self.older = None
+        await self._set_note(older.note() if more else None)
+        self.call_after_refresh(self._keep_in_place, first, y)
+
+    def _keep_in_place(self, first: Widget | None, y: int) -> None:
+        """After a batch went in above ``first``: scroll down by what it added, so the
+        view shows what it showed; then more if the blocks do not fill the view."""
+        if first is not None and first.parent is self:
+            moved = first.virtual_region.y - y
+            if moved > 0:
+                self.scroll_to(y=self.scroll_y + moved, animate=False, immediate=True)
+        self._loading_older = False
+        self.fill_view()
+
+    def fill_view(self, rounds: int = 100) -> None:
+        """Load more of ``older`` while the blocks are less than two screens tall (a view
+        that cannot scroll up could not ask for them); once the app's first frame is drawn
+        (or after ``rounds`` refreshes)."""
+        if rounds > 0 and not self.first_frame_drawn():
+            self.call_after_refresh(self.fill_view, rounds - 1)
+        elif self.older is not None and self.virtual_size.height < 2 * max(self.size.height, 1):
+            self.load_older()
+
+    async def _set_note(self, text: str | None) -> None:
+        """The note at the top of the chat (before the fold spacer): ``text``, or none."""
+        notes = list(self.query(HiddenNote))
+        if text is None:
+            if notes:
+                await self.remove_children(notes)
+        elif notes:
+            notes[0].update(text)
+        else:
+            await self.mount(HiddenNote(text), before=0)
 
     def on_resize(self, event: Resize) -> None:
         if event.size.width != self._width:
@@ -341,6 +430,7 @@ class ChatView(VerticalScroll):
         self._streamed.clear()
         self.calls.clear()
         self.hidden = 0
+        self.older = None
         self.folded.clear()
         await self.remove_children()
         self._removed()
@@ -367,11 +457,10 @@ class ChatView(VerticalScroll):
             if call_id is not None and self.calls.get(call_id) is widget:
                 del self.calls[call_id]
         self.hidden += len(drop)
+        if self.older is not None:  # what was left above is no longer next to the top
+            self.hidden += self.older.remaining()
+            self.older = None
         await self.remove_children(drop)
         self._removed()
-        notes = list(self.query(HiddenNote))
-        if notes:
-            notes[0].update(self.hidden_text())
-        else:
-            await self.mount(HiddenNote(self.hidden_text()), before=0)
+        await self._set_note(self.hidden_text())
         self.fold_later()

@@ -116,7 +116,7 @@ async def conversation_reset(app: AgentApp, chat: ChatView, event: ev.Conversati
     if event.reason == "resume":
         from .resumed import show_transcript  # Markdown: not before the first frame
 
-        await show_transcript(chat, app.session.conversation.messages)
+        await show_transcript(chat, app.session.conversation)  # what a resume put off waits
     else:
         await chat.clear()
 

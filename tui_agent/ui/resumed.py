@@ -1,4 +1,5 @@
-"""Drawing a resumed conversation in the chat: the newest messages first, the rest after.
+"""Drawing a resumed conversation in the chat: a screen of its newest messages, the rest
+when scrolled to.
 
 Imported when a conversation is first shown, which needs a connected session: it takes its
 core names from ``connected``, the UI's one door to the core.
@@ -29,73 +30,75 @@ class Tail(Protocol):
     def tail(self, count: int) -> list[Message]: ...
 
     @property
+    def held(self) -> list[Message]: ...
+
+    @property
     def messages(self) -> list[Message]: ...
 
 
 async def show_transcript(chat: ChatView, shown: Sequence[Mapping[str, Any]] | Tail) -> None:
-    """Re-draw a resumed conversation (typed messages, or OpenAI dicts): its newest
-    ``chat.TRANSCRIPT_TAIL`` messages. About a screen of them is mounted at once, for the
-    first frame (from a ``Conversation``, without loading the messages a resume put off);
-    the rest follow above them after that frame (``_show_older``)."""
+    """Re-draw a resumed conversation (typed messages, or OpenAI dicts): about a screen
+    of its newest messages (from a ``Conversation``, without reading the messages a resume
+    put off). The older ones are mounted a batch at a time when the chat is scrolled up to
+    them (``Earlier``, the chat's ``older``); export and the conversation see them all."""
     conversation = Conversation(shown) if isinstance(shown, Sequence) else shown
     await chat.clear()
-    newest = conversation.tail(max(8, chat.app.size.height // 3))
+    newest = conversation.tail(chat.screenful())
     widgets = transcript_widgets(chat, newest, results(newest))
     await chat.mount_all(widgets)
     chat.scroll_end(animate=False)
     chat.fold_later()
-    if newest:
-        above = widgets[0] if widgets else None
-        chat.call_after_refresh(_show_older, chat, conversation, newest, above)
+    if newest and (len(conversation.held) > len(newest) or _deferred(conversation)):
+        chat.older = Earlier(chat, conversation, newest[0])
+        await chat.mount(HiddenNote(chat.older.note()), before=0)
+        chat.call_after_refresh(chat.fill_view)
 
 
-async def _show_older(
-    chat: ChatView,
-    conversation: Tail,
-    newest: list[Message],
-    above: Widget | None,
-    rounds: int = 100,
-) -> None:
-    """Once the app's first frame is drawn (``chat.first_frame_drawn()``, or after
-    ``rounds`` refreshes): the hidden-items note and the rest of the tail above ``newest``
-    (shown from ``above`` down), ``TRANSCRIPT_BATCH`` messages a refresh. Nothing if the
-    chat was cleared meanwhile."""
-    if above is not None and above.parent is not chat:
-        return
-    if rounds > 0 and not chat.first_frame_drawn():
-        chat.call_after_refresh(_show_older, chat, conversation, newest, above, rounds - 1)
-        return
-    every = conversation.messages
-    first = next((i for i in range(len(every) - 1, -1, -1) if every[i] is newest[0]), None)
-    if first is None:  # the conversation was cleared or replaced meanwhile
-        return
-    start = tail_start(every[: first + len(newest)], chat.TRANSCRIPT_TAIL)
-    if start:
-        chat.hidden = start
-        note = HiddenNote(chat.hidden_text())
-        chat.unfold()  # the spacer must stay below the note (see ChatView._size_spacer)
-        await (chat.mount(note) if above is None else chat.mount(note, before=above))
-    older = every[start:first]
-    if older:
-        await _show_earlier(chat, older, results(older), above)
+def _deferred(conversation: Tail) -> bool:
+    return bool(getattr(conversation, "deferred", False))
 
 
-async def _show_earlier(
-    chat: ChatView, older: list[Message], answers: dict[str, ToolMessage], above: Widget | None
-) -> None:
-    """Mount the last ``TRANSCRIPT_BATCH`` of ``older`` above ``above`` (at the end without
-    it), then the rest after the next refresh; stops when ``above`` is gone."""
-    if above is not None and above.parent is not chat:
-        return
-    cut = max(0, len(older) - chat.TRANSCRIPT_BATCH)
-    widgets = transcript_widgets(chat, older[cut:], answers)
-    if widgets:
-        chat.unfold()  # the folded blocks' positions move down
-        await chat.mount_all(widgets, before=above)
-        chat.fold_later()
-        above = widgets[0]
-    if cut:
-        chat.call_after_refresh(_show_earlier, chat, older[:cut], answers, above)
+class Earlier:
+    """The messages of a resumed conversation above the oldest one the chat shows, mounted
+    ``ChatView.screenful()`` at a time (``load``) when the chat is scrolled up to them. The
+    messages a resume put off are read when the held ones run out."""
+
+    def __init__(self, chat: ChatView, conversation: Tail, first: Message) -> None:
+        self.chat = chat
+        self.conversation = conversation
+        self.first = first  # the oldest message shown
+
+    def _above(self, every: list[Message]) -> int | None:
+        """Where ``first`` is in ``every`` (the messages above it are ``every[:index]``),
+        None when the conversation no longer holds it (cleared or replaced)."""
+        return next((i for i in range(len(every) - 1, -1, -1) if every[i] is self.first), None)
+
+    def note(self) -> str:
+        held = self.conversation.held
+        index = self._above(held)
+        if _deferred(self.conversation) or index is None:
+            return "↑ earlier messages: scroll up to show them"
+        noun = "message" if index == 1 else "messages"
+        return f"↑ {index} earlier {noun}: scroll up to show them"
+
+    def remaining(self) -> int:
+        return self._above(self.conversation.messages) or 0
+
+    async def load(self, before: Widget | None) -> bool:
+        count = self.chat.screenful()
+        index = self._above(self.conversation.held)
+        if index is None or (index < count and _deferred(self.conversation)):
+            index = self._above(self.conversation.messages)  # reads what was put off
+        if index is None:
+            return False
+        above = self.conversation.held[:index]
+        start = tail_start(above, count)
+        batch = above[start:]
+        if batch:
+            widgets = transcript_widgets(self.chat, batch, results(batch))
+            await self.chat.mount_all(widgets, before=before)
+            self.first = batch[0]
+        return start > 0 or _deferred(self.conversation)
 
 
 def results(shown: list[Message]) -> dict[str, ToolMessage]:
