@@ -698,11 +698,13 @@ def test_a_bwrap_planted_in_the_projects_venv_is_never_run(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An activated ``.venv/bin`` is on PATH and writable from the sandbox: a ``bwrap``,
-    ``nsenter`` or ``unshare`` a command puts there would run the next command outside."""
+    ``nsenter`` or ``unshare`` a command puts there would run the next command outside; an
+    ``sh`` or ``mount`` there would run when the tmpfs holder starts, and a ``bwrap`` when
+    its options are looked at (a plugin's sandbox without a session)."""
     canary = tmp_path / "PLANTED-RAN"
     planted = project / ".venv" / "bin"
     planted.mkdir(parents=True)
-    for name in ("bwrap", "nsenter", "unshare"):
+    for name in ("bwrap", "nsenter", "unshare", "sh", "mount"):
         write(planted / name, f'#!/bin/sh\ntouch {canary}\nexec "$@"\n').chmod(0o755)
     monkeypatch.setenv("PATH", f"{planted}{os.pathsep}{os.environ['PATH']}")
     box = Sandbox.of({}, project, tmp_path / "session-tmp")
@@ -717,6 +719,10 @@ def test_a_bwrap_planted_in_the_projects_venv_is_never_run(
     from tui_agent.core.sandbox.sandbox import release_tmp
 
     release_tmp(tmp_path / "session-tmp")
+    plugins = Sandbox.of({}, project)  # no session: a tmpfs per command, if bwrap has --size
+    with plugins.command(["bash", "-c", "echo ran"], project) as (argv, env):
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
+    assert done.stdout == "ran\n" and not canary.exists(), done.stderr
     # bwrap only there: no sandbox (and so every command is asked about), not that one
     tools = tmp_path / "tools"
     tools.mkdir()

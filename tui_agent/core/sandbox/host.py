@@ -6,6 +6,7 @@ the sandbox reads its settings' paths with (``_expand``, ``_matches``, ``_childr
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import shutil
@@ -51,9 +52,9 @@ def availability(bwrap: str | None = None) -> str | None:
 _HELP: dict[str, str] = {}
 
 
-def _bwrap_has(option: str) -> bool:
-    """Whether this bwrap knows ``option`` (``--size`` came in 0.6)."""
-    bwrap = shutil.which("bwrap") or "bwrap"
+def _bwrap_has(option: str, bwrap: str) -> bool:
+    """Whether ``bwrap`` (the sandbox's, never one from a PATH folder a command can write)
+    knows ``option`` (``--size`` came in 0.6)."""
     if bwrap not in _HELP:
         try:
             done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
@@ -80,31 +81,66 @@ NOBODY = 65534
 
 
 def _expand(path: str, home: Path) -> Path:
+    return Path(_expanded(path, str(home)))
+
+
+def _expanded(path: str, home: str) -> str:
+    """``path`` from the settings with ``~`` and ``$XDG_CONFIG_HOME`` put in (a string:
+    ``hidden`` expands some 35 of them for every command, and Path objects cost)."""
     if path.startswith("$XDG_CONFIG_HOME/"):
-        base = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
-        return Path(base) / path[len("$XDG_CONFIG_HOME/") :]
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        return os.path.join(base, path[len("$XDG_CONFIG_HOME/") :])
     if path == "~" or path.startswith("~/"):
-        return home / path[2:]
-    return Path(path)
+        return os.path.join(home, path[2:])
+    return path
 
 
 def _matches(place: Path) -> list[Path]:
     """``place``, or what it names when a part has ``*`` (one level each)."""
-    if "*" not in str(place):
+    return [Path(found) for found in _matched(str(place))]
+
+
+def _matched(place: str) -> list[str]:
+    """``_matches`` on strings."""
+    if "*" not in place:
         return [place]
-    parts = place.parts
-    found = [Path(parts[0])]
+    parts = Path(place).parts
+    found = [parts[0]]
     for part in parts[1:]:
         if "*" in part:
             found = [
-                child
+                entry.path
                 for folder in found
-                for child in _children(folder)
-                if fnmatch.fnmatchcase(child.name, part)
+                for entry in _entries(folder)
+                if fnmatch.fnmatchcase(entry.name, part)
             ]
         else:
-            found = [folder / part for folder in found]
+            found = [os.path.join(folder, part) for folder in found]
     return found
+
+
+def _exists(path: str) -> bool:
+    """``Path(path).exists()`` on a string: False for a missing path or a dangling link;
+    any other error (a folder it may not look into) is raised, as Path's is."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EBADF):
+            return False
+        raise
+    except ValueError:  # a NUL in it
+        return False
+    return True
+
+
+def _entries(folder: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as entries:
+            return list(entries)
+    except OSError:
+        return []
 
 
 def _children(folder: Path) -> list[Path]:

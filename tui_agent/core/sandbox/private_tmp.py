@@ -41,23 +41,40 @@ class _Holder:
     inside a user namespace (so no privilege is needed, root or not), held by a small
     process that lives while this one keeps its stdin open: a session's close, or
     tui-agent's end however it ends, lets it go and the kernel frees the tmpfs (nothing is
-    left on disk). A command enters it with nsenter, then bwrap binds the tmpfs at /tmp."""
+    left on disk). A command enters it with nsenter, then bwrap binds the tmpfs at /tmp.
 
+    Its namespaces are opened once, when it is ready (``namespaces``: descriptors kept
+    until ``close``), and a command enters them through those descriptors
+    (``/proc/TUI-AGENT/fd/N``), never through the holder's PID: a holder that died and
+    whose PID now names another process can never be entered. The descriptors also keep
+    the tmpfs while a command runs, however the holder ends."""
+
+    # mount is named ($3), never looked up on PATH: a command can write a PATH folder
     SCRIPT = (
-        'mount -t tmpfs -o "size=$1,mode=0700" tui-agent-tmp "$2" || exit 1; echo ready; read -r _'
+        '"$3" -t tmpfs -o "size=$1,mode=0700" tui-agent-tmp "$2" || exit 1; echo ready; read -r _'
     )
 
-    def __init__(self, folder: Path, size: int, unshare: str | None, nsenter: str | None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        size: int,
+        unshare: str | None,
+        nsenter: str | None,
+        sh: str | None = None,
+        mount: str | None = None,
+    ) -> None:
+        """``unshare``, ``nsenter``, ``sh``, ``mount``: the programs, found where no
+        sandboxed command can plant one (``Sandbox.program``)."""
         self.size = size
         self.mount = folder.with_name(folder.name + ".tmpfs")
         self.mount.mkdir(mode=0o700, exist_ok=True)
-        if unshare is None or nsenter is None:
-            raise OSError("unshare or nsenter (util-linux) is missing")
+        if unshare is None or nsenter is None or sh is None or mount is None:
+            raise OSError("unshare, nsenter or mount (util-linux), or sh is missing")
         self.nsenter = nsenter
         self.process = subprocess.Popen(
             [
                 *(unshare, "--user", "--map-root-user", "--mount", "--propagation", "slave"),
-                *("sh", "-c", self.SCRIPT, "sh", str(size), str(self.mount)),
+                *(sh, "-c", self.SCRIPT, "sh", str(size), str(self.mount), mount),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -70,17 +87,71 @@ class _Holder:
             why = self.process.stderr.read().decode(errors="replace").strip()
             self.process.wait()
             raise OSError(why or f"exit status {self.process.returncode}")
+        self.namespaces: tuple[int, ...] = ()
+        try:
+            self.namespaces = self._opened()
+            self._check()
+        except OSError:
+            self.close()
+            raise
+
+    def _opened(self) -> tuple[int, ...]:
+        """The holder's user and mount namespaces, opened while it is surely the holder:
+        it is still alive after they are open (a PID is not reused before its process has
+        ended and been waited for, and only ``alive`` waits for it)."""
+        found: list[int] = []
+        try:
+            for kind in ("user", "mnt"):
+                found.append(
+                    os.open(f"/proc/{self.process.pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC)
+                )
+            if not self.alive:
+                raise OSError("the tmpfs holder ended as it started")
+            if os.fstat(found[1]).st_ino == os.stat("/proc/self/ns/mnt").st_ino:
+                raise OSError("the tmpfs holder has no mount namespace of its own")
+        except OSError:
+            for fd in found:
+                os.close(fd)
+            raise
+        return tuple(found)
+
+    def _check(self) -> None:
+        """Once: nsenter can enter them as commands will (``enter``); it cannot if it may
+        not open this process's descriptors (a process that is not dumpable). What it runs
+        then is itself (``--version``): no program a PATH folder could plant."""
+        done = subprocess.run(
+            [*self.enter(), self.nsenter, "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        if done.returncode != 0:
+            why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+            raise OSError(f"nsenter cannot enter the tmpfs holder ({why})")
 
     @property
     def alive(self) -> bool:
         return self.process.poll() is None
 
     def enter(self) -> list[str]:
-        """What runs bwrap inside the holder's namespaces (as the same user)."""
-        target = str(self.process.pid)
-        return [self.nsenter, "--target", target, "--user", "--mount", "--preserve-credentials"]
+        """What runs bwrap inside the holder's namespaces (as the same user): nsenter opens
+        them through this process's descriptors (``/proc/PID/fd/N``; nsenter is this
+        process's child, so PID is this process while it runs)."""
+        me = os.getpid()
+        user, mount = self.namespaces
+        return [
+            self.nsenter,
+            f"--user=/proc/{me}/fd/{user}",
+            f"--mount=/proc/{me}/fd/{mount}",
+            "--preserve-credentials",
+        ]
 
     def close(self) -> None:
+        for fd in self.namespaces:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.namespaces = ()
         if self.process.stdin is not None:
             with contextlib.suppress(OSError):
                 self.process.stdin.close()
@@ -112,7 +183,8 @@ def _holder(folder: Path, size: int, program: Callable[[str], str | None]) -> _H
     if _NO_HOLDER:
         return None
     try:
-        _HOLDERS[folder] = _Holder(folder, size, program("unshare"), program("nsenter"))
+        found = [program(name) for name in ("unshare", "nsenter", "sh", "mount")]
+        _HOLDERS[folder] = _Holder(folder, size, *found)
     except OSError as exc:
         _NO_HOLDER.append(str(exc))
         log.warning("sandbox: no tmpfs for the private /tmp (%s): its size is measured", exc)
