@@ -14,7 +14,6 @@ neither what the app does after that moment nor Python's shutdown is counted.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from pathlib import Path
@@ -23,7 +22,9 @@ from typing import Any
 SIZE = (100, 30)
 
 
-async def bare() -> None:
+def bare() -> None:
+    import asyncio
+
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bare_app import BareApp
     from textual.widgets import Footer
@@ -40,16 +41,26 @@ async def bare() -> None:
                 os._exit(0)
             self.call_after_refresh(self.drawn)
 
-    async with Timed().run_test(size=SIZE) as pilot:
-        for _ in range(2000):
-            await pilot.pause(0.01)
-    raise SystemExit("the first frame never came")
+    async def run() -> None:
+        async with Timed().run_test(size=SIZE) as pilot:
+            for _ in range(2000):
+                await pilot.pause(0.01)
+        raise SystemExit("the first frame never came")
+
+    asyncio.run(run())
 
 
-async def ours(resume: str | None) -> None:
+def ours(resume: str | None) -> None:
+    """``tui-agent`` (``--resume ID``) in the order ``cli.main`` and ``cli.start_app`` go:
+    the command line, collections held, then Textual and the app (asyncio comes with it)."""
     from tui_agent import cli
 
     args = cli.build_parser().parse_args(["--resume", resume]) if resume else cli.no_arguments()
+    from tui_agent.ui.heap import hold_collections
+
+    hold_collections()
+    import asyncio
+
     from tui_agent.ui.app import TuiAgentApp
 
     folder = Path.cwd()
@@ -67,11 +78,14 @@ async def ours(resume: str | None) -> None:
             raise SystemExit("the first frame did not show the newest message")
         os._exit(0)
 
-    app._load = first_frame_drawn
-    async with app.run_test(size=SIZE) as pilot:
-        for _ in range(2000):
-            await pilot.pause(0.01)
-    raise SystemExit("the first frame never came")
+    async def run() -> None:
+        app._load = first_frame_drawn
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(2000):
+                await pilot.pause(0.01)
+        raise SystemExit("the first frame never came")
+
+    asyncio.run(run())
 
 
 def _newest_shown(app: Any) -> bool:
@@ -83,4 +97,4 @@ def _newest_shown(app: Any) -> bool:
 
 if __name__ == "__main__":
     kind = sys.argv[1]
-    asyncio.run(bare() if kind == "bare" else ours(sys.argv[2] if kind == "resume" else None))
+    bare() if kind == "bare" else ours(sys.argv[2] if kind == "resume" else None)

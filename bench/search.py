@@ -189,11 +189,14 @@ def bench_search(sandbox: Sandbox, runs: int = 7, files: int = SEARCH_FILES) -> 
         cases_real = [("grep", "import re"), ("glob", "*.py")]
         figures["real"] = asyncio.run(_measure(real, 3, cases_real, outside_git=True))
     worst = max((figures[f"{k} {p}"] for k, p in cases), key=lambda f: f["ratio"] or 0)
+    real_grep = figures.get("real", {}).get("grep import re", {})
     return {
         "files": files,
         "ours_ms": worst["ours_ms"],
         "baseline_ms": worst["baseline_ms"],
         "ratio": worst["ratio"],
+        "glob_ratio": figures[f"glob {GLOB}"]["ratio"],  # issue 29: ≤ 1.5 × ripgrep
+        "real_grep_ratio": real_grep.get("ratio"),  # outside git: ≤ 2 × ripgrep
         "engine": engine,
         "baseline": baseline,
         **figures,

@@ -356,7 +356,11 @@ def new_session(args: argparse.Namespace, *, load: bool) -> Session:
 def start_app(args: argparse.Namespace) -> int:
     """The full-screen app. Without ``--continue``/``--resume`` the app makes the session
     (and imports the core with it) after its first frame; a resume is looked up first, so
-    a wrong id is said here and not in the app."""
+    a wrong id is said here and not in the app. No garbage collection until the first
+    frame (see ui/heap.py)."""
+    from .ui.heap import hold_collections
+
+    hold_collections()
     from .ui.app import TuiAgentApp, run_app
 
     folder = Path(args.directory or ".").expanduser().resolve()

@@ -711,3 +711,29 @@ async def test_a_prompt_sent_before_the_session_is_connected_joins_the_saved_his
         await pilot.pause()
         assert PromptHistory().load() == ["older prompt", "/help", "later"]
     app.session.conversation.journal.close()
+
+
+async def test_start_up_holds_garbage_collection_until_the_first_frame(project: Path) -> None:
+    """``cli.start_app`` holds collections (``hold_collections``); the app lets them go
+    right after its first frame, with what start-up made frozen (a young collection would
+    walk all of it). Collections someone else turned off stay off."""
+    import gc
+
+    from tui_agent.ui import heap
+
+    assert gc.isenabled()
+    heap.hold_collections()
+    try:
+        assert not gc.isenabled()
+        app = TuiAgentApp(
+            make_session=lambda: create_session(project, load=False), directory=project
+        )
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.first_frame_drawn)
+            assert gc.isenabled() and gc.get_freeze_count() > 0
+        gc.disable()  # turned off by someone else: not ours to turn on
+        heap.release_collections()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()

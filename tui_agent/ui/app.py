@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from .frame import AppFooter, AppHeader, MainScreen
+from .heap import release_collections
 from .palette import SlashCommands
 from .prompt import CompletionMenu, PromptArea
 from .sending import SendingApp
@@ -139,6 +140,7 @@ class TuiAgentApp(SendingApp):
             self.call_after_refresh(self._load_after_first_frame, rounds - 1)
             return
         self.first_frame_drawn = True
+        release_collections()  # held by cli.start_app (ui/heap.py)
         self.call_after_refresh(self._load)
 
     async def _load(self) -> None:
