@@ -4,8 +4,10 @@
 python bench/sandbox.py [--runs N]   # alone, prints the figures as JSON
 
 Both sides start the process as ``execute`` does (``bash -c``, its own session, output
-piped); the sandboxed side also builds the bwrap command line and the scrubbed
-environment each time. ``sandboxed_ms`` is None (and the goal unmet) without bwrap.
+piped), taking turns; the sandboxed side also builds the bwrap command line and the
+scrubbed environment each time, in a session (its private /tmp held by a tmpfs holder,
+started by a first round that is not counted). ``sandboxed_ms`` is None (and the goal
+unmet) without bwrap.
 ``hosts_ms``: the same with ``network = [hosts]``, the command started behind the
 allowed-hosts forwarder (a Python started inside the sandbox; the proxy outside is
 already running after the first command, as it is in a session). Information, no goal.
@@ -45,23 +47,34 @@ def _once(argv: list[str], env: dict[str, str] | None, cwd: Path) -> float:
 def bench_sandbox(box: Sandbox, runs: int = RUNS) -> dict[str, Any]:
     project = box.project("sandbox")
     command = ["bash", "-c", "true"]
-    bare = [_once(command, None, project) for _ in range(runs)]
     why = availability()
     if why is not None:
         log(f"sandbox: not measured ({why})")
+        bare = [_once(command, None, project) for _ in range(runs)]
         nothing = {"sandboxed_ms": None, "overhead_ms": None, "hosts_ms": None}
         return {"bare_ms": rounded(median(bare), 2), **nothing}
     shell = ShellSandbox.of({"sandbox": {"enabled": True}}, project, box.root / "sandbox-tmp")
     hosts = ShellSandbox.of(
         {"sandbox": {"enabled": True, "network": ["pypi.org"]}}, project, box.root / "hosts-tmp"
     )
-    sandboxed, proxied = [], []
-    for _ in range(runs):
-        for shell_box, times in ((shell, sandboxed), (hosts, proxied)):
+    # bare and sandboxed runs take turns (the bare ones all first measured a quieter or
+    # busier moment than the sandboxed ones on a shared machine); the first round starts
+    # the session's tmpfs holder and the proxy, as a session's first command does: not counted
+    bare: list[float] = []
+    sandboxed: list[float] = []
+    proxied: list[float] = []
+    for round_ in range(runs + 1):
+        plain = _once(command, None, project)
+        spent = []
+        for shell_box in (shell, hosts):
             started = time.perf_counter()
             with shell_box.command(command, project) as (argv, env):
                 _once(argv, env, project)
-            times.append((time.perf_counter() - started) * 1000)
+            spent.append((time.perf_counter() - started) * 1000)
+        if round_:
+            bare.append(plain)
+            sandboxed.append(spent[0])
+            proxied.append(spent[1])
     netproxy.stop(box.root / "hosts-tmp")
     bare_ms, sandboxed_ms, hosts_ms = median(bare), median(sandboxed), median(proxied)
     assert bare_ms is not None and sandboxed_ms is not None and hosts_ms is not None

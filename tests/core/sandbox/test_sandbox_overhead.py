@@ -1,8 +1,10 @@
 """What a sandboxed command costs (issue 29), and that the cheaper way keeps every
-guarantee: the session's tmpfs holder is entered through descriptors opened once (never
-through its PID, which a holder that died may have handed to another process); the
-locale reaches the command through bwrap's ``--setenv`` (nsenter and bwrap start in the C
-locale); HOME is bound read-only again only where the private /tmp would hide it."""
+guarantee: the session's tmpfs holder is entered by a 212-byte static program (``hop``)
+rather than nsenter, through descriptors opened once (never through its PID, which a
+holder that died may have handed to another process), with nsenter where the hop cannot
+run; the locale reaches the command through bwrap's ``--setenv`` (the hop's helpers start
+in the C locale); HOME is bound read-only again only where the private /tmp would hide
+it."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import needs_bwrap
 
-from tui_agent.core.sandbox import private_tmp
+from tui_agent.core.sandbox import hop, private_tmp
 from tui_agent.core.sandbox.private_tmp import release_tmp
 from tui_agent.sandbox import Sandbox
 
@@ -142,3 +145,87 @@ def test_home_is_read_only_with_or_without_its_own_bind(project: Path, tmp_path:
         finally:
             shutil.rmtree(home, ignore_errors=True)
             release_tmp(tmp_path / "session-tmp")
+
+
+def test_the_hops_machine_code_is_its_source() -> None:
+    """``hop.CODE`` is what binutils make of ``hop.SOURCE`` (no unexplained bytes); the
+    executable around it is one read-only, executable segment that starts at the code."""
+    program = hop.elf()
+    assert program[:4] == b"\x7fELF" and program[18] == 62 and len(program) == 120 + len(hop.CODE)
+    assert int.from_bytes(program[24:32], "little") == hop.BASE + 120  # the entry: the code
+    assert program[120:] == hop.CODE
+    assembler, objcopy = shutil.which("as"), shutil.which("objcopy")
+    if assembler is None or objcopy is None:
+        pytest.fail("checking the hop's machine code needs binutils (apt-get install binutils)")
+    with tempfile.TemporaryDirectory() as folder:
+        source, made, code = (Path(folder) / name for name in ("hop.s", "hop.o", "hop.bin"))
+        source.write_text(hop.SOURCE)
+        subprocess.run([assembler, "--64", "-o", str(made), str(source)], check=True)
+        subprocess.run([objcopy, "-O", "binary", "-j", ".text", str(made), str(code)], check=True)
+        assert code.read_bytes() == hop.CODE
+
+
+@needs_bwrap
+def test_commands_enter_the_holder_without_nsenter(project: Path, tmp_path: Path) -> None:
+    """With no nsenter on PATH, commands still run in the session's tmpfs (kept between
+    them, and of tmp_size): the hop enters it."""
+    tools = Path.home() / "bin"  # (HOME is in the sandbox; the real /tmp is not)
+    tools.mkdir()
+    for name in ("bwrap", "bash", "sh", "mount", "unshare", "stat", "cat", "head", "true"):
+        found = shutil.which(name)
+        assert found is not None, name
+        (tools / name).symlink_to(found)
+    script = (
+        "import sys, subprocess; from pathlib import Path;"
+        " from tui_agent.sandbox import Sandbox;"
+        " box = Sandbox.of({'sandbox': {'tmp_size': '8M'}}, Path(sys.argv[1]), Path(sys.argv[2]))\n"
+        "def run(command):\n"
+        "    with box.command(['bash', '-c', command], Path(sys.argv[1])) as (argv, env):\n"
+        "        print(argv[0])\n"
+        "        done = subprocess.run(argv, env=env, capture_output=True, text=True)\n"
+        "    return done.stdout + done.stderr\n"
+        "print(run('stat -f -c %T /tmp; echo kept > /tmp/k'), end='')\n"
+        "print(run('cat /tmp/k; head -c 20M /dev/zero > /tmp/big'), end='')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(project), str(tmp_path / "session-tmp")],
+        env={**os.environ, "PATH": str(tools)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("/proc/") and lines[2] == lines[0], lines  # the hop, twice
+    assert lines[1] == "tmpfs" and lines[3] == "kept", lines
+    assert "No space left on device" in lines[4], lines
+
+
+@needs_bwrap
+def test_where_the_hop_cannot_run_nsenter_enters(
+    box: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = tmp_path / "broken-hop"
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(hop, "program", lambda: str(broken))
+    said, argv = run(box, "echo kept > /tmp/marker; cat /tmp/marker; stat -f -c %T /tmp")
+    assert said == "kept\ntmpfs\n", said
+    assert os.path.basename(argv[0]) == "nsenter" and "--preserve-credentials" in argv, argv
+    assert "the namespace hop cannot run here" in caplog.text
+    said, _argv = run(box, "cat /tmp/marker")
+    assert said == "kept\n", said
+
+
+def test_the_hop_says_when_it_cannot_enter(tmp_path: Path) -> None:
+    where = hop.program()
+    if where is None:
+        pytest.fail("no hop here (x86-64 Linux with memfd): the tests above cover nsenter")
+    done = subprocess.run(
+        [where, str(tmp_path / "no-such-namespace"), "/proc/self/ns/mnt", "/bin/true"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 127 and "cannot enter the sandbox's private /tmp" in done.stderr
+    done = subprocess.run([where, "/proc/self/ns/user"], capture_output=True, text=True)
+    assert done.returncode == 127  # too few arguments

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..util import paths
-from . import netproxy
+from . import hop, netproxy
 from .host import _children
 
 log = logging.getLogger("tui_agent.sandbox")
@@ -41,7 +41,8 @@ class _Holder:
     inside a user namespace (so no privilege is needed, root or not), held by a small
     process that lives while this one keeps its stdin open: a session's close, or
     tui-agent's end however it ends, lets it go and the kernel frees the tmpfs (nothing is
-    left on disk). A command enters it with nsenter, then bwrap binds the tmpfs at /tmp.
+    left on disk). A command enters it (``hop.py``; nsenter where that cannot run), then
+    bwrap binds the tmpfs at /tmp.
 
     Its namespaces are opened once, when it is ready (``namespaces``: descriptors kept
     until ``close``), and a command enters them through those descriptors
@@ -68,9 +69,10 @@ class _Holder:
         self.size = size
         self.mount = folder.with_name(folder.name + ".tmpfs")
         self.mount.mkdir(mode=0o700, exist_ok=True)
-        if unshare is None or nsenter is None or sh is None or mount is None:
+        self.hop = hop.program()  # the hop into its namespaces; None: nsenter's
+        if unshare is None or sh is None or mount is None or (self.hop is None and nsenter is None):
             raise OSError("unshare, nsenter or mount (util-linux), or sh is missing")
-        self.nsenter = nsenter
+        self.nsenter, self.sh = nsenter, sh
         self.process = subprocess.Popen(
             [
                 *(unshare, "--user", "--map-root-user", "--mount", "--propagation", "slave"),
@@ -116,36 +118,43 @@ class _Holder:
         return tuple(found)
 
     def _check(self) -> None:
-        """Once: nsenter can enter them as commands will (``enter``); it cannot if it may
-        not open this process's descriptors (a process that is not dumpable). What it runs
-        then is itself (``--version``): no program a PATH folder could plant."""
-        done = subprocess.run(
-            [*self.enter(), self.nsenter, "--version"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-        if done.returncode != 0:
+        """Once: the hop enters them as commands will (``enter``), else nsenter does (a
+        memfd the kernel will not run; nsenter cannot open this process's descriptors if
+        it is not dumpable). What it runs then is ``sh -c :`` (found as ``program`` finds
+        it: none a PATH folder could plant)."""
+        why = ""
+        for _ in range(2):
+            done = subprocess.run(
+                [*self.enter(), self.sh, "-c", ":"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+            if done.returncode == 0:
+                return
             why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-            raise OSError(f"nsenter cannot enter the tmpfs holder ({why})")
+            if self.hop is None or self.nsenter is None:
+                break
+            log.warning("sandbox: the namespace hop cannot run here (%s): nsenter instead", why)
+            self.hop = None
+        raise OSError(f"cannot enter the tmpfs holder ({why})")
 
     @property
     def alive(self) -> bool:
         return self.process.poll() is None
 
     def enter(self) -> list[str]:
-        """What runs bwrap inside the holder's namespaces (as the same user): nsenter opens
-        them through this process's descriptors (``/proc/PID/fd/N``; nsenter is this
-        process's child, so PID is this process while it runs)."""
+        """What runs bwrap inside the holder's namespaces (as the same user): the hop
+        (``hop.py``), else nsenter, opening them through this process's descriptors
+        (``/proc/PID/fd/N``: the hop is this process's child, so PID is this process while
+        it runs)."""
         me = os.getpid()
-        user, mount = self.namespaces
-        return [
-            self.nsenter,
-            f"--user=/proc/{me}/fd/{user}",
-            f"--mount=/proc/{me}/fd/{mount}",
-            "--preserve-credentials",
-        ]
+        user, mount = (f"/proc/{me}/fd/{fd}" for fd in self.namespaces)
+        if self.hop is not None:
+            return [self.hop, user, mount]
+        assert self.nsenter is not None
+        return [self.nsenter, f"--user={user}", f"--mount={mount}", "--preserve-credentials"]
 
     def close(self) -> None:
         for fd in self.namespaces:
