@@ -229,3 +229,38 @@ def test_the_hop_says_when_it_cannot_enter(tmp_path: Path) -> None:
     assert done.returncode == 127 and "cannot enter the sandbox's private /tmp" in done.stderr
     done = subprocess.run([where, "/proc/self/ns/user"], capture_output=True, text=True)
     assert done.returncode == 127  # too few arguments
+
+
+def test_masked_sockets_on_strings_keep_every_rule(project: Path, tmp_path: Path) -> None:
+    """``masked_sockets`` (strings, each folder resolved once) masks a socket where it
+    really is, not one ``unix_sockets`` allows, none under a hidden folder, none in the
+    real /tmp outside what the sandbox binds in (the worktree there is)."""
+    import socket as sockets
+
+    base = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    made: list[sockets.socket] = []
+
+    def listen(path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made.append(sockets.socket(sockets.AF_UNIX))
+        made[-1].bind(str(path))
+        return path
+
+    try:
+        masked = listen(base / "a.sock")
+        allowed = listen(base / "b.sock")
+        listen(base / "secret" / "c.sock")
+        (base / "link").symlink_to(base / "real", target_is_directory=True)
+        through_link = listen(base / "real" / "d.sock")
+        listen(base / "link" / "e.sock")  # the same folder: one entry, where it really is
+        listen(tmp_path / "outside" / "f.sock")  # the real /tmp: not in the sandbox
+        inside = listen(project / "g.sock")  # the worktree: bound in
+        settings = {"unix_sockets": [str(allowed)], "hide": [str(base / "secret")]}
+        box = Sandbox.of({"sandbox": settings}, project)
+        found = set(box.masked_sockets())
+        mine = {p for p in found if p.is_relative_to(base) or p.is_relative_to(tmp_path)}
+        assert mine == {masked, through_link, base / "real" / "e.sock", inside.resolve()}, mine
+    finally:
+        for one in made:
+            one.close()
+        shutil.rmtree(base, ignore_errors=True)

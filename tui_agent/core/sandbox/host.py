@@ -154,6 +154,11 @@ def host_sockets() -> list[Path]:
     """Unix sockets with a path that a command could connect to: those bound in this
     network namespace (``/proc/net/unix``), and socket files under ``SOCKET_FOLDERS``
     (servers in other namespaces, such as a container's, are not listed there)."""
+    return [Path(name) for name in _host_sockets()]
+
+
+def _host_sockets() -> list[str]:
+    """``host_sockets`` as strings (for every command: a desktop has a hundred)."""
     found: list[str] = []
     try:
         with open("/proc/net/unix", "rb") as table:
@@ -174,10 +179,23 @@ def host_sockets() -> list[Path]:
     for name in dict.fromkeys(found):
         try:
             if stat.S_ISSOCK(os.lstat(name).st_mode):
-                sockets.append(Path(name))
+                sockets.append(name)
         except OSError:
             continue
     return sockets
+
+
+def _within(path: str, folders: list[str]) -> bool:
+    """``Path(path).is_relative_to(folder)`` for one of ``folders`` (real paths, each
+    ending with a slash: ``_folder``), on strings."""
+    path += "/"
+    return any(path.startswith(folder) for folder in folders)
+
+
+def _folder(place: Path | str) -> str:
+    """``place`` (a real path) as ``_within`` takes it."""
+    text = str(place)
+    return text if text.endswith("/") else text + "/"
 
 
 def _socket_files(top: str, depth: int) -> list[str]:

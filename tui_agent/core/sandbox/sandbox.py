@@ -86,8 +86,11 @@ from .host import (
     _exists,
     _expand,
     _expanded,
+    _folder,
+    _host_sockets,
     _identity,
     _matched,
+    _within,
     availability,
     host_sockets,
 )
@@ -442,18 +445,26 @@ class Sandbox:
     def masked_sockets(self, hidden: list[Path] | None = None) -> list[Path]:
         """The host's Unix sockets a command would otherwise reach: not those in
         ``unix_sockets``, under a ``hidden`` folder, or in the real /tmp (not bound in)."""
-        allowed = {_expand(p, self.home).resolve() for p in self.settings.unix_sockets}
+        allowed = {str(_expand(p, self.home).resolve()) for p in self.settings.unix_sockets}
         hidden = self.hidden() if hidden is None else hidden
-        seen = self._seen()
+        covered = [_folder(h) for h in hidden]
+        seen = [_folder(s) for s in self._seen()]
+        # on strings, each folder resolved once: a desktop has a hundred sockets, and this
+        # runs for every command
         found = []
-        for socket in host_sockets():
-            real = socket.parent.resolve() / socket.name
-            if real in allowed or any(real.is_relative_to(h) for h in hidden):
+        folders: dict[str, str] = {}
+        for socket in _host_sockets():
+            parent, name = os.path.split(socket)
+            folder = folders.get(parent)
+            if folder is None:
+                folder = folders[parent] = os.path.realpath(parent)
+            real = os.path.join(folder, name)
+            if real in allowed or _within(real, covered):
                 continue
-            if real.is_relative_to("/tmp") and not any(real.is_relative_to(s) for s in seen):
+            if _within(real, ["/tmp/"]) and not _within(real, seen):
                 continue
             found.append(real)
-        return list(dict.fromkeys(found))
+        return [Path(p) for p in dict.fromkeys(found)]
 
     def arguments(
         self,
