@@ -205,16 +205,24 @@ def test_commands_enter_the_holder_without_nsenter(project: Path, tmp_path: Path
 def test_where_the_hop_cannot_run_nsenter_enters(
     box: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    broken = tmp_path / "broken-hop"
-    broken.write_text("#!/bin/sh\nexit 3\n")
-    broken.chmod(0o755)
-    monkeypatch.setattr(hop, "program", lambda: str(broken))
-    said, argv = run(box, "echo kept > /tmp/marker; cat /tmp/marker; stat -f -c %T /tmp")
-    assert said == "kept\ntmpfs\n", said
-    assert os.path.basename(argv[0]) == "nsenter" and "--preserve-credentials" in argv, argv
-    assert "the namespace hop cannot run here" in caplog.text
-    said, _argv = run(box, "cat /tmp/marker")
-    assert said == "kept\n", said
+    """A hop that fails (exit 3), or that the kernel will not run (a memfd where
+    ``vm.memfd_noexec`` is 2: here a file that is not executable): nsenter enters."""
+    failing = tmp_path / "failing-hop"
+    failing.write_text("#!/bin/sh\nexit 3\n")
+    failing.chmod(0o755)
+    not_run = tmp_path / "not-run-hop"
+    not_run.write_bytes(hop.elf())
+    not_run.chmod(0o644)
+    for broken in (failing, not_run):
+        release_tmp(tmp_path / "session-tmp")  # a new holder, which tries its hop
+        caplog.clear()
+        monkeypatch.setattr(hop, "program", lambda broken=broken: str(broken))
+        said, argv = run(box, "echo kept > /tmp/marker; cat /tmp/marker; stat -f -c %T /tmp")
+        assert said == "kept\ntmpfs\n", said
+        assert os.path.basename(argv[0]) == "nsenter" and "--preserve-credentials" in argv
+        assert "the namespace hop cannot run here" in caplog.text
+        said, _argv = run(box, "cat /tmp/marker")
+        assert said == "kept\n", said
 
 
 def test_the_hop_says_when_it_cannot_enter(tmp_path: Path) -> None:

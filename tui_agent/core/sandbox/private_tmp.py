@@ -124,16 +124,20 @@ class _Holder:
         it: none a PATH folder could plant)."""
         why = ""
         for _ in range(2):
-            done = subprocess.run(
-                [*self.enter(), self.sh, "-c", ":"],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=10,
-            )
-            if done.returncode == 0:
-                return
-            why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+            try:
+                done = subprocess.run(
+                    [*self.enter(), self.sh, "-c", ":"],
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                )
+            except (OSError, subprocess.TimeoutExpired) as exc:  # a memfd it will not run
+                why = str(exc)
+            else:
+                if done.returncode == 0:
+                    return
+                why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
             if self.hop is None or self.nsenter is None:
                 break
             log.warning("sandbox: the namespace hop cannot run here (%s): nsenter instead", why)
