@@ -55,7 +55,8 @@ what it hides and protects, the notes on a failure). The rest lives beside it an
 re-exported here: ``settings`` (the ``[sandbox]`` table), ``environment`` (the variables
 a command gets), ``host`` (bwrap's availability, host sockets, path helpers),
 ``protection`` (``.git`` and the agents' config, stand-ins), ``private_tmp`` (the
-session's /tmp and its lifecycle) and ``diagnosis`` (``caused``, ``hint``).
+session's /tmp and its lifecycle), ``hop`` (the small program that enters its tmpfs
+holder) and ``diagnosis`` (``caused``, ``hint``).
 """
 
 from __future__ import annotations
@@ -163,8 +164,9 @@ __all__ = [
 log = logging.getLogger("tui_agent.sandbox")
 
 # what setlocale() reads: passed to the command by bwrap's --setenv (``arguments``), so
-# the programs that start it (nsenter, bwrap) load no locale; locale names, not secrets
-# (other LC_ names, which ssh passes along and nothing reads as a locale, stay variables)
+# the programs that start it (bwrap, and nsenter where it does the hop) load no locale;
+# locale names, not secrets (other LC_ names, which ssh passes along and nothing reads
+# as a locale, stay variables)
 LOCALE = (
     "LC_ALL",
     "LC_ADDRESS",
@@ -482,8 +484,9 @@ class Sandbox:
         ``proxy``: the allowed-hosts proxy's socket, bound into /tmp, and ``argv`` started
         behind the forwarder. ``made``: the protection ``command`` worked out already.
         ``locale``: the command's locale variables, set by bwrap (``--setenv``) rather than
-        passed in the environment: nsenter and bwrap then start in the C locale and read
-        no locale files (0.3-0.5 ms each here, for every command)."""
+        passed in the environment: bwrap (and nsenter, where it does the hop) then starts
+        in the C locale and reads no locale files (0.3-0.5 ms a program here, for every
+        command)."""
         bwrap = self.program("bwrap") or "/usr/bin/bwrap"
         args = [*(holder.enter() if holder else []), bwrap, *_identity(holder is not None)]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
