@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Protocol
@@ -30,6 +31,8 @@ class ReplyHost(Protocol):
     def heap(self) -> Heap | None: ...
 
     def fold_later(self) -> None: ...
+
+    def call_after_refresh(self, callback: Any, *args: Any) -> bool: ...
 
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # what markdown-it counts as a line break
@@ -86,6 +89,9 @@ class ReplyStream:
     TYPING_POLL = 0.05  # while the user types (user_typing), look again this often
     STEP = 2000  # characters at most an update while catching up (after typing, say), so
     # a key pressed meanwhile waits for a small update, not for the whole backlog
+    FINAL_STEP = 10_000  # characters at most an update once the reply has ended (the
+    # rest is drawn at once; a frame between steps: a key waits for one step, and what
+    # scrolled far up is folded before the next step is laid out)
 
     def __init__(self, chat: ReplyHost) -> None:
         self.chat = chat
@@ -134,13 +140,23 @@ class ReplyStream:
                     await asyncio.sleep(self.TYPING_POLL)  # keys first; the text waits
                 text = "".join(self._pending)
                 self._pending.clear()
-                if len(text) > self.STEP and not self._stopping:
-                    self._pending.append(text[self.STEP :])  # the next update's
-                    text = text[: self.STEP]
+                step = self.FINAL_STEP if self._stopping else self.STEP
+                if len(text) > step:
+                    self._pending.append(text[step:])  # the next update's
+                    text = text[:step]
                 self._last = loop.time()
                 await self._feed(text)
+                if self._stopping and self._pending:
+                    await self._frame()  # laid out and folded, and keys shown, first
             if self._stopping:
                 return
+
+    async def _frame(self) -> None:
+        """Until the next refresh of the screen is done (and what waited for it)."""
+        drawn = asyncio.Event()
+        if self.chat.call_after_refresh(drawn.set):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(drawn.wait(), 1.0)
 
     async def _feed(self, text: str) -> None:
         from .markdown import ReplyMarkdown
@@ -157,13 +173,16 @@ class ReplyStream:
         elif len(first) > len(self.text):
             await self.segment.append(first[len(self.text) :])
         self.text = first
+        if len(pieces) == 1:
+            return
         heap = self.chat.heap()
-        for piece in pieces[1:]:
-            if heap is not None:
-                heap.freeze()  # finished segments are long-lived (see heap.py)
-            segment = ReplyMarkdown()
-            self.segments.append(segment)
-            await self.chat.mount(segment, after=self.segment)
-            self.segment, self.text = segment, piece
-            await segment.append(piece)
-            self.chat.fold_later()
+        with self.chat.app.batch_update():  # one layout for all the new segments
+            for piece in pieces[1:]:
+                if heap is not None:
+                    heap.freeze()  # finished segments are long-lived (see heap.py)
+                segment = ReplyMarkdown()
+                self.segments.append(segment)
+                await self.chat.mount(segment, after=self.segment)
+                self.segment, self.text = segment, piece
+                await segment.append(piece)
+        self.chat.fold_later()
