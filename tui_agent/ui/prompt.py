@@ -184,6 +184,7 @@ class PromptArea(TextArea):
         self._history_index = None
         self.text = ""
         self.pastes.clear()
+        self.typed_at = -1e9  # sent: not typing (the reply it starts is drawn at once)
         self.post_message(self.Submitted(text, steer))
 
     # -- long pastes and the external editor ----------------------------------------------
