@@ -354,8 +354,8 @@ async def test_scrolling_up_a_resumed_conversation_stops_at_the_chats_limit(
         await wait_for(pilot, lambda: app.first_frame_drawn)
         await _scroll_to_top_until(pilot, chat, lambda: chat.older is None)
         await pilot.pause()
+        assert 40 <= len(chat._blocks()) < 40 + 3 * chat.screenful()  # notes count too
         blocks = _shown_blocks(chat)
-        assert 40 <= len(blocks) < 40 + 3 * chat.screenful()
         # a message each: a question, a reply (its text), a call (its result is its tool
         # message); nothing else is shown
         left = 120 - len(blocks)
@@ -737,3 +737,57 @@ async def test_start_up_holds_garbage_collection_until_the_first_frame(project: 
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+async def test_code_blocks_are_coloured_after_the_first_frame() -> None:
+    """A code block drawn before the app's first frame (a resumed conversation's) shows
+    plain, without making pygments build its lexer; it is coloured right after."""
+    from textual.app import App, ComposeResult
+
+    from tui_agent.ui.blocks.markdown import Fence, ReplyMarkdown
+
+    class Host(App[None]):
+        first_frame_drawn = False
+
+        def compose(self) -> ComposeResult:
+            yield ReplyMarkdown("Look:\n\n```python\ndef f(x):\n    return x + 1\n```\n")
+
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.query(Fence))
+        fence = app.query_one(Fence)
+        for _ in range(5):
+            await pilot.pause(0.02)
+        assert fence._plain and fence._highlighted_code.spans == []
+        assert "return x + 1" in fence._highlighted_code.plain
+        app.first_frame_drawn = True
+        await wait_for(pilot, lambda: not fence._plain)
+        await pilot.pause()
+        assert fence._highlighted_code.spans  # pygments' colours
+        assert "return x + 1" in fence._highlighted_code.plain
+
+
+def test_a_resume_reads_its_journal_once(project: Path, monkeypatch: Any) -> None:
+    """The conversation and the checkpoints of a resumed journal come from one read of
+    it; a journal that changed is read again."""
+    from tui_agent.core.conversation import journal
+
+    session_id = journaled_session(project, turns=3)
+    reads: list[Path] = []
+    read_text = Path.read_text
+
+    def counting(self: Path, *args: Any, **kwargs: Any) -> str:
+        if self.suffix == ".jsonl":
+            reads.append(self)
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counting)
+    session = create_session(project, load=False)
+    assert session.conversation.resume(session_id)
+    assert len(reads) == 1
+    path = reads[0]
+    assert len(journal.read_lines(path)) > 0 and len(reads) == 1
+    session.conversation.record({"role": "user", "content": "one more"})
+    session.conversation.journal.close()
+    assert any("one more" in line for _, line in journal.read_lines(path))
+    assert len(reads) == 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from textual.geometry import Size
 from textual.widget import Widget
 
 from .blocks.markdown import ReplyMarkdown
@@ -43,7 +44,7 @@ async def show_transcript(chat: ChatView, shown: Sequence[Mapping[str, Any]] | T
     them (``Earlier``, the chat's ``older``); export and the conversation see them all."""
     conversation = Conversation(shown) if isinstance(shown, Sequence) else shown
     await chat.clear()
-    newest = conversation.tail(chat.screenful())
+    newest = fitting(conversation.tail(chat.screenful()), chat.app.size)
     widgets = transcript_widgets(chat, newest, results(newest))
     await chat.mount_all(widgets)
     chat.scroll_end(animate=False)
@@ -52,6 +53,38 @@ async def show_transcript(chat: ChatView, shown: Sequence[Mapping[str, Any]] | T
         chat.older = Earlier(chat, conversation, newest[0])
         await chat.mount(HiddenNote(chat.older.note()), before=0)
         chat.call_after_refresh(chat.fill_view)
+
+
+FRAME_ROWS = 6  # the app's rows around the chat: title, prompt box, footer
+
+
+def fitting(newest: list[Message], size: Size) -> list[Message]:
+    """The last of ``newest`` that fill the chat of an app of ``size`` by their estimated
+    heights (``rows``), the first not a tool result; more comes after the first frame
+    (``ChatView.fill_view``)."""
+    height, width = size.height - FRAME_ROWS, max(size.width - 6, 20)
+    total = 0
+    start = len(newest)
+    while start > 0 and total < height:
+        start -= 1
+        total += rows(newest[start], width)
+    while start > 0 and isinstance(newest[start], ToolMessage):
+        start -= 1
+    return newest[start:]
+
+
+def rows(message: Message, width: int) -> int:
+    """About how many rows ``message`` takes in the chat ``width`` columns wide: its
+    text's lines, wrapped, and a margin; a row a tool call; a tool result none (its call's
+    block shows it folded)."""
+    if isinstance(message, messages.UserMessage):
+        text = message.prompt  # as typed: attachments show as chips
+    else:
+        text = message.text if isinstance(message, messages.AssistantMessage) else ""
+    lines = sum(1 + len(line) // width for line in text.split("\n")) if text else 0
+    fences = text.count("```")  # a code block's padding: a row above and below
+    calls = len(message.calls) if isinstance(message, messages.AssistantMessage) else 0
+    return lines + fences + calls + (1 if lines else 0)
 
 
 def _deferred(conversation: Tail) -> bool:

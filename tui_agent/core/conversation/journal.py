@@ -154,14 +154,26 @@ def _ends_with_newline(path: Path) -> bool:
         return handle.read(1) == b"\n"
 
 
+_last_read: tuple[tuple[str, int, int], list[tuple[int, str]]] | None = None
+
+
 def read_lines(path: Path) -> list[tuple[int, str]]:
-    """The journal's lines that are not blank, with their numbers (none if unreadable)."""
+    """The journal's lines that are not blank, with their numbers (none if unreadable).
+    The last journal read is kept while its size and time are the same: a resume reads
+    it, then its checkpoints do."""
+    global _last_read
     try:
+        info = path.stat()
+        key = (str(path), info.st_mtime_ns, info.st_size)
+        if _last_read is not None and _last_read[0] == key:
+            return list(_last_read[1])
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
     # "\n" only: a message may hold U+2028, \x85 or \x1c, which splitlines() would cut
-    return [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    lines = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    _last_read = (key, lines)
+    return list(lines)
 
 
 def written(message: Mapping[str, Any]) -> dict[str, Any]:
