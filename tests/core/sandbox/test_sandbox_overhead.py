@@ -272,3 +272,23 @@ def test_masked_sockets_on_strings_keep_every_rule(project: Path, tmp_path: Path
         for one in made:
             one.close()
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_no_hop_on_another_architecture(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine code is x86-64's: elsewhere there is no hop (nsenter does it), and the
+    one made here is a sealed, read-only memfd nobody can change."""
+    where = hop.program()
+    if where is None:
+        pytest.fail("no hop here (x86-64 Linux with memfd)")
+    assert Path(where).read_bytes() == hop.elf() and os.readlink(where).startswith("/memfd:")
+    opened = os.open(where, os.O_WRONLY)
+    try:
+        with pytest.raises(PermissionError):
+            os.write(opened, b"\xcc")  # sealed (F_SEAL_WRITE): not even this process
+    finally:
+        os.close(opened)
+    with pytest.raises(PermissionError):
+        os.truncate(where, 0)  # nor shrink it (F_SEAL_SHRINK)
+    monkeypatch.setattr(hop, "_MADE", [])
+    monkeypatch.setattr(hop.platform, "machine", lambda: "aarch64")
+    assert hop.program() is None
