@@ -21,7 +21,7 @@ from conftest import write
 from rich.console import Console
 from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
-from textual.widgets import Collapsible, DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from tui_agent import ApprovalRequest, Session, create_session
 from tui_agent.core.util.paths import user_config_dir, user_data_dir
@@ -30,7 +30,7 @@ from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.blocks.markdown import NoteMarkdown, ReplyMarkdown
 from tui_agent.ui.blocks.message import Note, UserMessage
 from tui_agent.ui.blocks.thinking import Thinking
-from tui_agent.ui.blocks.tool_call import ToolCallBlock
+from tui_agent.ui.blocks.tool_call import ResultFold, ToolCallBlock
 from tui_agent.ui.connected import history_file
 from tui_agent.ui.dialogs.approval import ApprovalScreen, TrustScreen
 from tui_agent.ui.prompt import CompletionMenu, PromptArea
@@ -154,18 +154,24 @@ async def test_tool_call_block_ends_with_a_check_and_a_collapsible_result(projec
             blocks = list(app.chat.query(ToolCallBlock))
             assert len(blocks) == 1
             block = blocks[0]
-            await wait_for(pilot, lambda: block.query(Collapsible))
+            await wait_for(pilot, lambda: block.query(ResultFold))
             header = plain(block.header)
             assert header.startswith("✔")
             assert "execute" in header and "echo hi-from-tool" in header
             assert not block.has_class("failed")
-            result = block.query_one(Collapsible)
-            assert result.title == "result"
-            assert result.collapsed
-            await pilot.click(result.query_one("CollapsibleTitle"))
+            result = block.query_one(ResultFold)
+            assert result.title == "result" and plain(result) == "▶ result"
+            assert result.collapsed and result.body is None  # made when first opened
+            await pilot.click(result)
+            await wait_for(pilot, lambda: result.body is not None)
             await pilot.pause()
-            assert not result.collapsed
-            assert "hi-from-tool" in plain(result.query_one("Contents Static", Static))
+            assert not result.collapsed and plain(result) == "▼ result"
+            assert result.body is not None and result.body.display
+            assert "hi-from-tool" in plain(result.body)
+            result.focus()
+            await pilot.press("enter")  # closed again from the keyboard
+            await pilot.pause()
+            assert result.collapsed and not result.body.display
             assert replies(app) == ["done"]
         session.conversation.journal.close()
 
@@ -188,7 +194,7 @@ async def test_failing_tool_call_ends_with_a_cross_and_the_error_text(project: P
             assert plain(block.header).startswith("✖")
             assert block.has_class("failed")
             assert "kaboom happened" in plain(block.query_one(".error-text", Static))
-            assert block.query_one(Collapsible).collapsed
+            assert block.query_one(ResultFold).collapsed
         session.conversation.journal.close()
 
 

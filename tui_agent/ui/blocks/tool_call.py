@@ -1,15 +1,17 @@
 """One tool call in the chat: its name and arguments, a spinner with the time while it
-runs, then ✔ or ✖ and its result (folded)."""
+runs, then ✔ or ✖ and its result (folded: ``ResultFold``)."""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import Collapsible, Static
+from textual.widget import Widget
+from textual.widgets import Static
 
 from .live import SPINNER
 
@@ -26,6 +28,57 @@ def _pretty(value: Any) -> str:
         return str(value)
 
 
+class ResultFold(Static, can_focus=True):
+    """A tool call's result, folded: one line ("▶ result") that a click or Enter opens
+    into the result as JSON below it (``body``, made when first opened), and closes
+    again. Lighter than Textual's Collapsible (a title, a container and the body, each
+    styled): a resumed screen holds several, a long session hundreds."""
+
+    DEFAULT_CSS = """
+    ResultFold {
+        width: auto; height: auto; padding: 0 1; pointer: pointer;
+        text-style: $block-cursor-blurred-text-style; color: $block-cursor-blurred-foreground;
+        &:hover { background: $block-hover-background; color: $foreground; }
+        &:focus {
+            text-style: $block-cursor-text-style; background: $block-cursor-background;
+            color: $block-cursor-foreground;
+        }
+    }
+    ResultFold.body { width: 1fr; padding: 0 0 0 2; pointer: default; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "fold", "Open or close the result", show=False)
+    ]
+    ALLOW_SELECT = False
+
+    def __init__(self, result: Result, title: str = "result") -> None:
+        super().__init__(f"▶ {title}", markup=False)
+        self.result = result
+        self.title = title
+        self.collapsed = True
+        self.body: Static | None = None
+
+    async def on_click(self) -> None:
+        await self.toggle()
+
+    async def action_fold(self) -> None:
+        await self.toggle()
+
+    async def toggle(self) -> None:
+        self.collapsed = not self.collapsed
+        self.update(f"{'▶' if self.collapsed else '▼'} {self.title}")
+        if self.body is None and not self.collapsed:
+            from rich.syntax import Syntax
+
+            text = _pretty(self.result.to_dict())
+            body = Syntax(text, "json", word_wrap=True, theme="ansi_dark")
+            self.body = Static(body, classes="body")
+            if isinstance(self.parent, Widget):
+                await self.parent.mount(self.body, after=self)
+        elif self.body is not None:
+            self.body.display = not self.collapsed
+
+
 class ToolCallBlock(Vertical):
     """One tool call: name, arguments, a spinner with elapsed time, then ✔/✖ and the result."""
 
@@ -33,7 +86,6 @@ class ToolCallBlock(Vertical):
     ToolCallBlock { height: auto; margin: 0 0 0 1; padding: 0 1; border-left: solid $secondary; }
     ToolCallBlock.failed { border-left: solid $error; }
     ToolCallBlock .header { height: auto; }
-    ToolCallBlock Collapsible { margin: 0; padding: 0; border: none; background: transparent; }
     ToolCallBlock .error-text { color: $error; }
     """
 
@@ -70,13 +122,10 @@ class ToolCallBlock(Vertical):
             self.add_class("failed")
 
     def _result_widgets(self, result: Result) -> list[Any]:
-        from rich.syntax import Syntax
-
         widgets: list[Any] = []
         if not result.ok:
             widgets.append(Static(result.error or "", classes="error-text", markup=False))
-        body = Syntax(_pretty(result.to_dict()), "json", word_wrap=True, theme="ansi_dark")
-        widgets.append(Collapsible(Static(body), title="result", collapsed=True))
+        widgets.append(ResultFold(result))
         return widgets
 
     def _args_text(self) -> str:
