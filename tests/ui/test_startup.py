@@ -791,3 +791,27 @@ def test_a_resume_reads_its_journal_once(project: Path, monkeypatch: Any) -> Non
     session.conversation.journal.close()
     assert any("one more" in line for _, line in journal.read_lines(path))
     assert len(reads) == 2
+
+
+async def test_export_of_a_resumed_conversation_holds_what_the_chat_has_not_shown(
+    project: Path,
+) -> None:
+    """The chat of a resumed conversation shows a screenful; ``/export`` (typed at the
+    prompt) writes every message, the ones the resume put off too."""
+    from tui_agent.ui.chat import UserMessage
+
+    session_id = journaled_session(project, turns=60)  # 240 messages: 64 read at once
+    session = create_session(project)
+    assert session.conversation.resume(session_id)
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.first_frame_drawn and app.session_ready)
+        assert len(app.chat.query(UserMessage)) < 10
+        assert session.conversation.conversation.deferred
+        app.query_one(PromptArea).text = "/export all.md"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: (project / "all.md").exists())
+        text = (project / "all.md").read_text(encoding="utf-8")
+        assert all(f"question {n}" in text for n in range(60))
+        assert len(app.chat.query(UserMessage)) < 10  # the chat still shows a screenful
+    session.conversation.journal.close()
