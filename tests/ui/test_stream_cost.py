@@ -9,7 +9,7 @@ it that grows, were re-parsed or laid out on every update, the last tenth would 
 times the first (with segmenting off, ``SEGMENT_BLOCKS`` huge, the chat lays out ten times
 as many widgets at the end as at the first tenth, and the test takes twice as long).
 
-It runs in about 20 s: batches of 1,000 tokens (what arrives while an update is drawn when
+It runs in 15-22 s here: batches of 1,000 tokens (what arrives while an update is drawn when
 the model is fast; ``STEP`` raised to match), a reply of long paragraphs (its widgets are
 most of the cost), and no focus in the chat (a focused chat that loses focus restyles every
 widget in it, which at the app's exit would cost more than the stream).
