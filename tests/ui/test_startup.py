@@ -815,3 +815,39 @@ async def test_export_of_a_resumed_conversation_holds_what_the_chat_has_not_show
         assert all(f"question {n}" in text for n in range(60))
         assert len(app.chat.query(UserMessage)) < 10  # the chat still shows a screenful
     session.conversation.journal.close()
+
+
+async def test_the_chat_gaining_the_focus_restyles_it_alone(monkeypatch: Any) -> None:
+    """Focus moving into or out of the chat restyles the chat, not each of its blocks
+    (Textual restyles every descendant: ~2 s after a long reply)."""
+    from textual.app import App, ComposeResult
+    from textual.css.stylesheet import Stylesheet
+
+    from tui_agent.ui.chat import ChatView, Note
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ChatView(id="chat")
+            yield PromptArea(lambda *a: None, id="prompt")  # type: ignore[arg-type,return-value]
+
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        chat = app.query_one(ChatView)
+        await chat.mount_all([Note(f"note {n}") for n in range(300)])
+        app.query_one(PromptArea).focus()
+        await pilot.pause()
+        restyled: list[int] = []
+        update_nodes = Stylesheet.update_nodes
+
+        def counting(self: Stylesheet, nodes: Any, animate: bool = False) -> None:
+            nodes = list(nodes)
+            restyled.append(len(nodes))
+            update_nodes(self, nodes, animate)
+
+        monkeypatch.setattr(Stylesheet, "update_nodes", counting)
+        chat.focus()
+        await pilot.pause()
+        assert app.focused is chat and restyled and max(restyled) < 20
+        app.query_one(PromptArea).focus()
+        await pilot.pause()
+        assert len(restyled) >= 2 and max(restyled) < 20
