@@ -851,3 +851,46 @@ async def test_the_chat_gaining_the_focus_restyles_it_alone(monkeypatch: Any) ->
         app.query_one(PromptArea).focus()
         await pilot.pause()
         assert len(restyled) >= 2 and max(restyled) < 20
+
+
+@pytest.mark.parametrize("cut", [len("Intro:\n\n- one\n- tw"), len("Intro:\n\n- one\n- two\n"), 9])
+async def test_a_reply_made_with_its_text_then_appended_to_keeps_every_block(cut: int) -> None:
+    """The streamed reply's first segment is made with its text (Textual's ``update``),
+    then appended to. Textual's update left the next append to re-parse from the last
+    *line*, not from where the last block starts: a list cut there lost its first items
+    (seen in the README's screenshot: one bullet of two). An append right after the
+    segment is made waits for its update."""
+    from textual.app import App, ComposeResult
+
+    from tui_agent.ui.blocks.markdown import ReplyMarkdown
+
+    text = "Intro:\n\n- one\n- two\n- three\n\nDone, **all** of it."
+    segment = ReplyMarkdown(text[:cut])
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield segment
+
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        await segment.append(text[cut:])  # at once: the update may still be parsing
+        await pilot.pause()
+        fresh = ReplyMarkdown(text)
+        await app.mount(fresh)
+        await pilot.pause()
+
+        def shown(markdown: ReplyMarkdown) -> list[tuple[str, str]]:
+            return [
+                (type(w).__name__, str(getattr(w, "_content", "")))
+                for w in markdown.walk_children()
+                if type(w).__name__ in ("MarkdownParagraph", "MarkdownBulletList")
+            ]
+
+        assert shown(segment) == shown(fresh)
+        assert [t for _, t in shown(segment) if t] == [
+            "Intro:",
+            "one",
+            "two",
+            "three",
+            "Done, all of it.",
+        ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.await_complete import AwaitComplete
 from textual.content import Content
 from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBlock, MarkdownFence
@@ -63,3 +64,33 @@ class ReplyMarkdown(Markdown):
     ReplyMarkdown { margin: 0 0 0 1; padding: 0; }
     ReplyMarkdown.incomplete { margin: 0; border-left: outer $error 60%; }
     """
+
+    _updating: AwaitComplete | None = None
+
+    def update(self, markdown: str) -> AwaitComplete:
+        """Textual's, made safe to ``append`` to (a streamed reply's first segment is made
+        with its text, then appended to). Textual's update leaves the next append to
+        re-parse from the document's last *line*, not from where its last block starts: a
+        list or a paragraph over several lines was cut there, and its earlier lines lost
+        (one bullet of two). Here the next append starts at the last block, and an append
+        made while the update still parses waits for it."""
+        done = super().update(markdown)
+
+        async def settled() -> None:
+            await done
+            blocks = [child for child in self.children if isinstance(child, MarkdownBlock)]
+            self._last_parsed_line = blocks[-1].source_range[0] if blocks else 0
+
+        self._updating = AwaitComplete(settled())
+        return self._updating
+
+    def append(self, markdown: str) -> AwaitComplete:
+        updating = self._updating
+        if updating is None or updating.is_done:
+            return super().append(markdown)
+
+        async def after_the_update() -> None:
+            await updating
+            await super(ReplyMarkdown, self).append(markdown)
+
+        return AwaitComplete(after_the_update())
