@@ -268,6 +268,7 @@ async def open_approval(pilot: Pilot[Any], session: Session, prompt: str) -> App
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
     screen = pilot.app.screen
     assert isinstance(screen, ApprovalScreen)
+    await wait_for(pilot, lambda: screen.query("#approval-preview Static"))  # composed
     return screen
 
 
@@ -532,6 +533,7 @@ async def test_two_calls_in_one_reply_show_one_dialog_at_a_time(project: Path) -
             )
             second = app.screen
             assert isinstance(second, ApprovalScreen)
+            await wait_for(pilot, lambda: second.query("#approval-preview Static"))
             assert "printf beta" in preview_text(second)
             assert sum(isinstance(s, ApprovalScreen) for s in app.screen_stack) == 1
             await pilot.pause(0.35)

@@ -435,6 +435,7 @@ async def test_approval_preview_shows_each_edit(project: Path) -> None:
             await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
             screen = pilot.app.screen
             assert isinstance(screen, ApprovalScreen)
+            await wait_for(pilot, lambda: screen.query("#approval-preview Static"))  # composed
             shown = preview_text(screen)
             assert "@@ edit 1 of 2 @@\n-alpha\n+ALPHA\n@@ edit 2 of 2 @@\n-beta\n+BETA" in shown
             await pilot.pause(0.35)  # the key guard

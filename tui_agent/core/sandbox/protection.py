@@ -1,13 +1,15 @@
 """What the sandbox protects in the worktree (``PROTECTED``): the files of ``.git`` and
 the agents' config that decide what runs (``GIT_PROTECTED``, ``Protection``), the
 read-only stand-ins for those missing and their removal by the last command on a
-worktree (``_placeholders``), and the names things a command made are moved aside to
+worktree (``_placeholders``), what a command replaced or made among them put right when
+it ends (``links_kept``, ``made_kept``), and the names those are moved aside to
 (``_free_name``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -17,6 +19,8 @@ from typing import Any
 
 from ..util import paths
 from .host import _children
+
+log = logging.getLogger("tui_agent.sandbox")
 
 # inside .git, what decides what runs or where git reads its config: read-only (objects,
 # refs, logs, index, HEAD and the other state files stay writable: commits work)
@@ -136,3 +140,61 @@ def _free_name(place: Path, kind: str = "replaced") -> Path:
         if not (aside.exists() or aside.is_symlink()):
             return aside
     raise OSError(f"no free name beside {place}")
+
+
+@contextlib.contextmanager
+def links_kept(places: list[Path], restored: list[str]) -> Iterator[None]:
+    """A protected entry that is a symlink (``.claude -> .agents``) is read-only where it
+    leads, but the link itself lives in the writable worktree: if a command replaced it,
+    what it put there is moved aside (``NAME.replaced-in-sandbox-N``, which nothing loads)
+    and the link is put back; ``restored`` says so."""
+    links = {p: os.readlink(p) for p in places if p.is_symlink()}
+    try:
+        yield
+    finally:
+        for place, target in links.items():
+            if place.is_symlink() and os.readlink(place) == target:
+                continue
+            try:
+                if place.exists() or place.is_symlink():
+                    aside = _free_name(place, "replaced")
+                    place.rename(aside)
+                    what = f"moved what the command put there to {aside.name}"
+                else:
+                    what = "it had been removed"
+                place.symlink_to(target)
+            except OSError as exc:
+                log.warning("sandbox: could not restore %s: %s", place, exc)
+                continue
+            restored.append(
+                f"{place.name} is a protected link to {target}: the command replaced it; "
+                f"it was put back ({what})"
+            )
+            log.warning("sandbox: %s", restored[-1])
+
+
+@contextlib.contextmanager
+def made_kept(places: list[Path], worktree: Path, restored: list[str]) -> Iterator[None]:
+    """Protected files that were not there (``.mcp.json``, ``.git/commondir``) cannot have
+    a stand-in (git dies on an empty ``commondir``): one that a command made is moved aside
+    when it ends (``NAME.made-in-sandbox-N``, which nothing reads), before tui-agent or the
+    user's git reads it; ``restored`` says so."""
+    try:
+        yield
+    finally:
+        for place in places:
+            if not (place.exists() or place.is_symlink()):
+                continue
+            try:
+                aside = _free_name(place, "made")
+                place.rename(aside)
+            except OSError as exc:
+                log.warning("sandbox: could not move %s aside: %s", place, exc)
+                continue
+            restored.append(
+                f"{_shown(place, worktree)} is protected (it decides what runs) and cannot be "
+                f"made in the sandbox: the command's one was moved to {aside.name} (nothing "
+                "reads it). Make it outside the sandbox: the write tool (which asks) or "
+                "!!command"
+            )
+            log.warning("sandbox: %s", restored[-1])

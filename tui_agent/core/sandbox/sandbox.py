@@ -22,7 +22,7 @@ anywhere, or write outside the project. Inside the sandbox:
   there yet (``.git`` too) get an empty read-only folder in their place, so a command
   cannot make them (removed by the last command on the worktree: ``_placeholders``); files
   not there yet (``.mcp.json``, ``.git/commondir``) that a command makes are moved aside
-  when it ends (``_made_kept``), before anything reads them;
+  when it ends (``made_kept``), before anything reads them;
 - a worktree that is HOME or above it (``/``) is not writable: dotfiles and tui-agent's
   own state would be;
 - Unix sockets bound to a path outside (``/proc/net/unix``, and socket files under
@@ -115,10 +115,10 @@ from .protection import (
     GIT_STAND_INS,
     PROTECTED,
     Protection,
-    _free_name,
     _modules,
     _placeholders,
-    _shown,
+    links_kept,
+    made_kept,
 )
 from .settings import (
     DEFAULT_ENABLED,
@@ -524,7 +524,7 @@ class Sandbox:
             made = made or self.protection()
             for place in made.kept:
                 if place.is_symlink() and not place.exists():
-                    continue  # a dangling link: nothing there to protect (_links_kept keeps it)
+                    continue  # a dangling link: nothing there to protect (links_kept keeps it)
                 args += ["--ro-bind", str(place), str(place)]
             for place in made.stand_ins:  # an empty read-only folder keeps it from being made
                 args += ["--tmpfs", str(place), "--remount-ro", str(place)]
@@ -560,8 +560,8 @@ class Sandbox:
 
         with (
             _placeholders(self.worktree, made.stand_ins),
-            self._links_kept(made.kept),
-            self._made_kept(made.watched),
+            links_kept(made.kept, self.restored),
+            made_kept(made.watched, self.worktree, self.restored),
         ):
             if self.tmp is not None:
                 self.tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -629,62 +629,6 @@ class Sandbox:
 
     def _proxy(self, key: Path) -> Path | None:
         return netproxy.ensure(key, self.settings.hosts).path if self.proxied else None
-
-    @contextlib.contextmanager
-    def _links_kept(self, places: list[Path]) -> Iterator[None]:
-        """A protected entry that is a symlink (``.claude -> .agents``) is read-only where
-        it leads, but the link itself lives in the writable worktree: if a command
-        replaced it, what it put there is moved aside (``NAME.replaced-in-sandbox-N``,
-        which nothing loads) and the link is put back; ``restored`` says so."""
-        links = {p: os.readlink(p) for p in places if p.is_symlink()}
-        try:
-            yield
-        finally:
-            for place, target in links.items():
-                if place.is_symlink() and os.readlink(place) == target:
-                    continue
-                try:
-                    if place.exists() or place.is_symlink():
-                        aside = _free_name(place, "replaced")
-                        place.rename(aside)
-                        what = f"moved what the command put there to {aside.name}"
-                    else:
-                        what = "it had been removed"
-                    place.symlink_to(target)
-                except OSError as exc:
-                    log.warning("sandbox: could not restore %s: %s", place, exc)
-                    continue
-                self.restored.append(
-                    f"{place.name} is a protected link to {target}: the command replaced it; "
-                    f"it was put back ({what})"
-                )
-                log.warning("sandbox: %s", self.restored[-1])
-
-    @contextlib.contextmanager
-    def _made_kept(self, places: list[Path]) -> Iterator[None]:
-        """Protected files that were not there (``.mcp.json``, ``.git/commondir``) cannot
-        have a stand-in (git dies on an empty ``commondir``): one that a command made is
-        moved aside when it ends (``NAME.made-in-sandbox-N``, which nothing reads), before
-        tui-agent or the user's git reads it; ``restored`` says so."""
-        try:
-            yield
-        finally:
-            for place in places:
-                if not (place.exists() or place.is_symlink()):
-                    continue
-                try:
-                    aside = _free_name(place, "made")
-                    place.rename(aside)
-                except OSError as exc:
-                    log.warning("sandbox: could not move %s aside: %s", place, exc)
-                    continue
-                shown = _shown(place, self.worktree)
-                self.restored.append(
-                    f"{shown} is protected (it decides what runs) and cannot be made in the "
-                    f"sandbox: the command's one was moved to {aside.name} (nothing reads it). "
-                    "Make it outside the sandbox: the write tool (which asks) or !!command"
-                )
-                log.warning("sandbox: %s", self.restored[-1])
 
     def why(self, output: str) -> str | None:
         """What in a failed sandboxed command's ``output`` looks like the sandbox's doing,
