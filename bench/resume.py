@@ -86,6 +86,7 @@ def write_journal(path: Path, session_id: str, directory: Path, count: int) -> N
                 ),
             },
         ]
+        turn += 1
     messages = messages[:count]
     messages[-1] = {"role": "assistant", "content": f"All done: **{RESUME_MARKER}**."}
     lines += [json.dumps({"type": "message", "message": m}) for m in messages]
