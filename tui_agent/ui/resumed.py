@@ -34,6 +34,9 @@ class Tail(Protocol):
     def held(self) -> list[Message]: ...
 
     @property
+    def deferred(self) -> bool: ...
+
+    @property
     def messages(self) -> list[Message]: ...
 
 
@@ -49,7 +52,7 @@ async def show_transcript(chat: ChatView, shown: Sequence[Mapping[str, Any]] | T
     await chat.mount_all(widgets)
     chat.scroll_end(animate=False)
     chat.fold_later()
-    if newest and (len(conversation.held) > len(newest) or _deferred(conversation)):
+    if newest and (len(conversation.held) > len(newest) or conversation.deferred):
         chat.older = Earlier(chat, conversation, newest[0])
         await chat.mount(HiddenNote(chat.older.note()), before=0)
         chat.call_after_refresh(chat.fill_view)
@@ -87,10 +90,6 @@ def rows(message: Message, width: int) -> int:
     return lines + fences + calls + (1 if lines else 0)
 
 
-def _deferred(conversation: Tail) -> bool:
-    return bool(getattr(conversation, "deferred", False))
-
-
 class Earlier:
     """The messages of a resumed conversation above the oldest one the chat shows, mounted
     ``ChatView.screenful()`` at a time (``load``) when the chat is scrolled up to them. The
@@ -109,7 +108,7 @@ class Earlier:
     def note(self) -> str:
         held = self.conversation.held
         index = self._above(held)
-        if _deferred(self.conversation) or index is None:
+        if self.conversation.deferred or index is None:
             return "↑ earlier messages: scroll up to show them"
         noun = "message" if index == 1 else "messages"
         return f"↑ {index} earlier {noun}: scroll up to show them"
@@ -120,7 +119,7 @@ class Earlier:
     async def load(self, before: Widget | None) -> bool:
         count = self.chat.screenful()
         index = self._above(self.conversation.held)
-        if index is None or (index < count and _deferred(self.conversation)):
+        if index is None or (index < count and self.conversation.deferred):
             index = self._above(self.conversation.messages)  # reads what was put off
         if index is None:
             return False
@@ -131,7 +130,7 @@ class Earlier:
             widgets = transcript_widgets(self.chat, batch, results(batch))
             await self.chat.mount_all(widgets, before=before)
             self.first = batch[0]
-        return start > 0 or _deferred(self.conversation)
+        return start > 0 or self.conversation.deferred
 
 
 def results(shown: list[Message]) -> dict[str, ToolMessage]:

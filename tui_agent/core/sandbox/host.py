@@ -1,7 +1,7 @@
 """What the host offers the sandbox: whether bwrap runs here (``availability``, tried
 once per process) and which options it knows, who the command is inside (``_identity``),
 the host's Unix sockets a command could reach (``host_sockets``), and the path helpers
-the sandbox reads its settings' paths with (``_expand``, ``_matches``, ``_children``).
+the sandbox reads its settings' paths with (``_expand``, ``_matched``, ``_children``).
 """
 
 from __future__ import annotations
@@ -95,13 +95,8 @@ def _expanded(path: str, home: str) -> str:
     return path
 
 
-def _matches(place: Path) -> list[Path]:
-    """``place``, or what it names when a part has ``*`` (one level each)."""
-    return [Path(found) for found in _matched(str(place))]
-
-
 def _matched(place: str) -> list[str]:
-    """``_matches`` on strings."""
+    """``place``, or what it names when a part has ``*`` (one level each)."""
     if "*" not in place:
         return [place]
     parts = Path(place).parts
