@@ -156,6 +156,7 @@ def test_the_parts_register_their_checks_and_project_code() -> None:
     """config and workspace import nothing above them: the sandbox and the command hooks
     register their tables' checks, and the loaders their project files, when the session's
     extensions import them; a table nobody registered is not checked."""
+    from tui_agent.core import agents  # noqa: F401  (its files are project code too)
     from tui_agent.core.extensions import extensions  # noqa: F401  (imports the parts)
     from tui_agent.core.project import config, workspace
 
@@ -165,7 +166,7 @@ def test_the_parts_register_their_checks_and_project_code() -> None:
     assert len(problems) == 1
     assert problems[0].startswith("hooks must be a table of hook events, each an array")
     orders = sorted(workspace._CODE_FINDERS.values())
-    assert orders == [10, 20, 30]
+    assert orders == [10, 20, 25, 30]  # plugins and tool files, commands, agents, hooks
 
 
 @pytest.mark.parametrize(

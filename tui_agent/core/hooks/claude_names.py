@@ -21,20 +21,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-# Claude Code's tool names and the tool each means here (a matcher may use either)
-CLAUDE_TOOL_NAMES = {
-    "Bash": "execute",
-    "Write": "write",
-    "Edit": "edit",
-    "MultiEdit": "edit",
-    "Read": "read",
-    "Glob": "glob",
-    "Grep": "grep",
-    "LS": "list",
-    "WebFetch": "webfetch",
-    "Task": "task",
-    "TodoWrite": "todowrite",
-}
+from ..agents.tool_names import CLAUDE_TOOLS
+
+# Claude Code's tool names and the tool each means here (a matcher may use either); the
+# agent files' table too
+CLAUDE_TOOL_NAMES = CLAUDE_TOOLS
 CLAUDE_NAME = {
     "execute": "Bash",
     "read": "Read",
@@ -46,7 +37,7 @@ CLAUDE_NAME = {
     # none is built in; a plugin's or a tool file's, named as opencode names them
     "webfetch": "WebFetch",
     "task": "Task",
-    "todowrite": "TodoWrite",
+    "todo": "TodoWrite",
 }
 MCP_PREFIX = "mcp__"
 # ours → Claude's, per tool, for the fields that are only renamed
