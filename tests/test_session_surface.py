@@ -252,6 +252,23 @@ FACADES = {
         "glob",
         "grep",
     },
+    "todo": {
+        "ALIASES",
+        "MARKS",
+        "STATUSES",
+        "TOOL",
+        "TodoError",
+        "TodoItem",
+        "TodoList",
+        "carry",
+        "line",
+        "parse",
+        "read_back",
+        "record",
+        "result",
+        "summary",
+        "text",
+    },
     "truncation": {"MAX_BYTES", "MAX_LINES", "keep_tail", "output_dir", "save_output"},
 }
 

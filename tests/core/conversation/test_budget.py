@@ -168,9 +168,11 @@ async def test_pruning_alone_replaces_old_tool_results_with_a_stub(project: Path
             await session.turn(f"read notes {n}")
         assert server.overflowed == [] and server.rejected == []
         assert summaries(server) == []  # pruning was enough: no summary request
-        [event] = [e for e in seen if isinstance(e, Compacted)]
-        assert event.reason == "auto" and event.pruned >= 1 and event.summarised == 0
-        assert event.after < event.before
+        events = [e for e in seen if isinstance(e, Compacted)]  # one or two: the tools' size
+        assert events
+        for event in events:
+            assert event.reason == "auto" and event.pruned >= 1 and event.summarised == 0
+            assert event.after < event.before
         tools = [m for m in session.conversation.messages if m["role"] == "tool"]
         stubbed = [m for m in tools if m.result.get("pruned")]
         assert stubbed and "line 3 of the notes" in tools[-1]["content"]  # the newest stays

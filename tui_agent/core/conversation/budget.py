@@ -62,7 +62,10 @@ class Use:
 class Budget:
     """The context budget of one session (``session.conversation.budget``). Plugins read ``use()``,
     listen for ``Compacted`` on ``session.events``, and may set ``summariser`` (an async
-    function of ``(messages, summary_so_far) -> new summary``) to write summaries their way."""
+    function of ``(messages, summary_so_far) -> new summary``) to write summaries their way.
+    ``carry`` holds functions each compaction's messages go through before they replace the
+    conversation (``fn(messages) -> messages``, a valid transcript in and out): what must
+    stay in front of the model does (the todo plugin keeps its list so)."""
 
     def __init__(
         self,
@@ -83,6 +86,7 @@ class Budget:
         self.system_prompt = system_prompt
         self.tools = tools
         self.summariser: Summariser | None = None
+        self.carry: list[Callable[[list[Message]], list[Message]]] = []
         self._server: dict[int, int | None] = {}  # provider object id -> what it said
         self._unsettled: set[int] = set()  # providers whose answer was a guess
         self._learned: int | None = None  # from an overflow error
@@ -248,6 +252,8 @@ class Budget:
                 summarised = cut
         if not count and not summarised:
             return None
+        for carry in list(self.carry):
+            pruned = carry(pruned)
         after = estimate_all(pruned) + fixed
         event = ev.Compacted(reason, before, after, count, summarised)
         self.transcript.replace(

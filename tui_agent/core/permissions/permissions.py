@@ -3,7 +3,7 @@
 ``[permission]`` in config maps a tool to an action (``allow``/``ask``/``deny``) or to a
 table of pattern → action matched against the call's subject; ``"*"`` matches anything
 and the last matching pattern wins. A tool without a rule uses the top-level ``"*"``,
-then the defaults (read, glob, grep, list allow; everything else ask).
+then the defaults (read, glob, grep, list, todo allow; everything else ask).
 """
 
 from __future__ import annotations
@@ -22,7 +22,14 @@ from ..util.paths import AGENT_CONFIG
 from .shell import is_opaque, split_commands
 
 ACTIONS = ("allow", "ask", "deny")
-DEFAULTS: dict[str, str] = {"read": "allow", "glob": "allow", "grep": "allow", "list": "allow"}
+# todo: the model's own list, kept in the session (nothing on disk)
+DEFAULTS: dict[str, str] = {
+    "read": "allow",
+    "glob": "allow",
+    "grep": "allow",
+    "list": "allow",
+    "todo": "allow",
+}
 PATH_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list"})
 # What decides what runs, at any depth: tui-agent's and the other agents' config, plugins,
 # tool files, commands and hooks, MCP servers, editor tasks (paths.AGENT_CONFIG, the list the

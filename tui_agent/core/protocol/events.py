@@ -16,7 +16,7 @@ from .output import Note
 from .result import Result
 
 if TYPE_CHECKING:
-    from .records import Checkpoint, Restored, ShellRun
+    from .records import Checkpoint, Restored, ShellRun, TodoItem
 
 
 @dataclass(frozen=True)
@@ -208,6 +208,19 @@ class Steered:
     next_turn: bool = False
 
 
+@dataclass(frozen=True)
+class TodoChanged:
+    """The todo list changed (``conversation/todo.py``): ``todos`` is the whole list now
+    (empty: there is none). ``reason``: "tool" (the model wrote it), "resume" (read back
+    from the journal), "clear" (the conversation was cleared)."""
+
+    todos: tuple[TodoItem, ...]
+    reason: str = "tool"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"todos": [item.to_dict() for item in self.todos], "reason": self.reason}
+
+
 Event = (
     TurnStarted
     | TextChunk
@@ -230,6 +243,7 @@ Event = (
     | CommandsChanged
     | ModeChanged
     | Steered
+    | TodoChanged
     | Note
 )
 

@@ -1,6 +1,7 @@
 """The records events carry, defined here so that ``protocol`` needs nothing above it:
-a turn's ``Checkpoint`` and what an undo ``Restored`` (used by ``checkpoints``), and a
-``ShellRun`` (used by ``sandbox.user_shell``). Their old homes re-export them."""
+a turn's ``Checkpoint`` and what an undo ``Restored`` (used by ``checkpoints``), a
+``ShellRun`` (used by ``sandbox.user_shell``) and a ``TodoItem`` (``conversation.todo``).
+Their old homes re-export them."""
 
 from __future__ import annotations
 
@@ -79,3 +80,32 @@ class ShellRun:
         if self.exit_status < 0:
             return f"killed by signal {-self.exit_status}"
         return f"exit status {self.exit_status}"
+
+
+TODO_STATUSES = ("pending", "in_progress", "completed", "cancelled")
+
+
+@dataclass(frozen=True)
+class TodoItem:
+    """One item of the todo list (``conversation/todo.py``): ``content`` (what to do),
+    ``status`` (one of ``TODO_STATUSES``), and what the peers' tools also send: ``id`` and
+    ``priority`` (opencode), ``active_form`` (Claude Code's ``activeForm``: "Running the
+    tests")."""
+
+    content: str
+    status: str = "pending"
+    id: str | None = None
+    priority: str | None = None
+    active_form: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The item as the tool's result and the journal write it (only the fields set;
+        ``activeForm`` as Claude spells it)."""
+        data: dict[str, Any] = {"content": self.content, "status": self.status}
+        if self.id is not None:
+            data["id"] = self.id
+        if self.priority is not None:
+            data["priority"] = self.priority
+        if self.active_form is not None:
+            data["activeForm"] = self.active_form
+        return data
