@@ -190,6 +190,7 @@ async def test_an_old_style_approver_still_answers(session: tui_agent.Session) -
 # What each public facade exports: what plugins and their authors use (the README and the
 # bundled plugins), not the engines' internals (those stay importable from tui_agent.core).
 FACADES = {
+    "agents": {"AgentDefinition", "AgentSet", "agents_markdown", "as_data", "load_agents"},
     "budget": {"Budget", "Summariser", "Use", "estimate", "text_tokens"},
     "checkpoints": {
         "Change",

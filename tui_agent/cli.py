@@ -1,4 +1,4 @@
-"""Command line: ``tui-agent [flags] [tools [NAME] | plugins | run PROMPT | trust [--revoke]]``;
+"""Command line: ``tui-agent [flags] [tools [NAME] | plugins | agents | run PROMPT | trust]``;
 flags go before or after. ``tui-agent --version`` prints the version."""
 
 from __future__ import annotations
@@ -114,6 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listed.add_argument("--json", action="store_true", help="print them as JSON")
     _add_common(listed, suppress=True)
+    agents = commands.add_parser(
+        "agents", help="list the agents (bundled, yours, the project's): tools, model, problems"
+    )
+    agents.add_argument("--json", action="store_true", help="print them as JSON")
+    _add_common(agents, suppress=True)
     run = commands.add_parser(
         "run", help='run one prompt headless: reply on stdout ("/name args" runs a command)'
     )
@@ -299,6 +304,53 @@ def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_agents(session: Session, args: argparse.Namespace) -> int:
+    """The agents a session would have, where each comes from, its tools and model, and
+    what loading their files found wrong (problems, files left out)."""
+    import asyncio
+    import json
+
+    from .core.agents import load_agents
+    from .core.agents.listing import as_data, model_text, shown_path, summary, tools_text
+
+    asyncio.run(session.close())
+    found = load_agents(
+        session.workspace.project,
+        trusted=session.workspace.trusted,
+        tools={name: tool.aliases for name, tool in session.toolbox.tools.items()},
+        providers=[session.provider.name],
+    )
+    if args.json:
+        print(json.dumps(as_data(found), indent=2))
+        return 0
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=box.SIMPLE_HEAD, title="Agents", pad_edge=False, expand=True)
+    table.add_column("Name", no_wrap=True)
+    for name, ratio in (("Source", 3), ("Tools", 3), ("Model", 2), ("Description", 5)):
+        table.add_column(name, ratio=ratio)
+    for agent in found.agents.values():
+        mode = "" if agent.mode == "subagent" else f" ({agent.mode})"
+        table.add_row(
+            agent.name + mode,
+            Text(shown_path(agent.path, session.workspace.project), overflow="fold"),
+            tools_text(agent),
+            model_text(agent),
+            summary(agent),
+        )
+    console = Console(soft_wrap=False)
+    console.print(table)
+    lines = [f"note: {a.name}: {note}" for a in found.agents.values() for note in a.notes]
+    lines += [f"problem: {problem}" for problem in found.problems]
+    lines += [f"not loaded: {skipped}" for skipped in found.skipped]
+    for line in lines:
+        console.print(Text(line, overflow="fold"))
+    return 0
+
+
 def cmd_trust(session: Session, args: argparse.Namespace) -> int:
     """Remember the project folder as trusted or, with ``--revoke``, as not trusted (the app
     then keeps its code off without asking). Runs none of the folder's code."""
@@ -456,7 +508,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         return start_app(args)
     try:
-        session = new_session(args, load=args.command in ("tools", "run", "plugins"))
+        session = new_session(args, load=args.command in ("tools", "run", "plugins", "agents"))
     except (NotADirectoryError, FileNotFoundError) as exc:
         print(f"tui-agent: {exc}", file=sys.stderr)
         return 2
@@ -476,6 +528,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_trust(session, args)
     if args.command == "plugins":
         return cmd_plugins(session, args)
+    if args.command == "agents":
+        return cmd_agents(session, args)
     if args.command == "undo":
         return cmd_undo(session, args)
     if args.command == "run":
