@@ -280,12 +280,12 @@ def test_our_own_format(project: Path, home: Path) -> None:
         project / ".tui-agent" / "agents",
         "lead.md",
         "---\ndescription: Leads\nmode: primary\ndelegate: true\nmax_steps: 12\n"
-        "tools: read, task, todowrite, deploy\n---\nLead.\n",
+        "tools: read, task, todowrite, ship\n---\nLead.\n",
     )
     found = load_agents(project, trusted=True, home=home, tools={"deploy": ["ship"]})
     lead = found.get("lead")
     assert lead is not None and found.problems == []
-    assert lead.tools == ("read", "task", "todo", "deploy")  # a plugin's tool, known here
+    assert lead.tools == ("read", "task", "todo", "deploy")  # a plugin's tool, by its alias
     assert (lead.mode, lead.can_delegate, lead.max_steps) == ("primary", True, 12)
     assert [a.name for a in found.primaries()] == ["lead"]
     assert "lead" not in [a.name for a in found.subagents()]

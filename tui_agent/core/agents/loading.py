@@ -26,10 +26,9 @@ from pathlib import Path
 
 from ..project.workspace import register_project_code
 from ..util import paths
-from . import tool_names
 from .bundled import BUNDLED
 from .definitions import AgentDefinition
-from .reading import read_agent
+from .reading import KNOWN, read_agent
 
 UNTRUSTED = "the project is not trusted (tui-agent trust): its agents are not loaded"
 
@@ -127,15 +126,17 @@ def project_files(project: Path) -> list[Path]:
 register_project_code(project_files, order=25)
 
 
-def _known(tools: Mapping[str, Iterable[str]] | Iterable[str] | None) -> frozenset[str]:
-    known = set(tool_names.BUILT_IN)
+def _known(tools: Mapping[str, Iterable[str]] | Iterable[str] | None) -> dict[str, str]:
+    """Every name a tool goes by here (built-in, the session's and their aliases), each to
+    the tool's own name."""
+    known = dict(KNOWN)
     if isinstance(tools, Mapping):
         for name, aliases in tools.items():
-            known.add(name)
-            known.update(aliases)
+            known[name] = name
+            known.update((alias, name) for alias in aliases)
     elif tools is not None:
-        known.update(tools)
-    return frozenset(known)
+        known.update((name, name) for name in tools)
+    return known
 
 
 def load_agents(

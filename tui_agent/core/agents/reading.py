@@ -26,7 +26,7 @@ without a description, is a problem and no agent.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,8 @@ _GLOB = re.compile(r"[*?\[]")
 _RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*\((.*)\)\s*$")
 _NAME = re.compile(r"^[A-Za-z0-9][\w.-]*$")
 CLAUDE_ALIASES = ("sonnet", "opus", "haiku", "opusplan", "default")
+# every name of tui-agent's own tools and their aliases, each to the tool's name
+KNOWN = {**{name: name for name in names.BUILT_IN}, **names.OUR_ALIASES}
 
 
 class AgentFileError(Exception):
@@ -107,11 +109,12 @@ def read_agent(
     *,
     dialect: str,
     source: str,
-    known: Collection[str] = names.BUILT_IN,
+    known: Mapping[str, str] = KNOWN,
     providers: Collection[str] = ("openai",),
 ) -> tuple[AgentDefinition | None, Reading]:
     """The agent ``path`` holds, read in ``dialect``; None (with a problem) when it is not
-    one. ``known``: the tool names (and aliases) of tui-agent's own dialect; ``providers``:
+    one. ``known``: the names (and aliases) of tui-agent's tools, each to its tool's name
+    (its own dialect names them; a name outside them is a problem); ``providers``:
     the providers configured here (an agent's ``provider/model`` elsewhere falls back to
     the session's model, with a note)."""
     try:
@@ -139,7 +142,7 @@ def _build(
     body: str,
     dialect: str,
     source: str,
-    known: Collection[str],
+    known: Mapping[str, str],
     providers: Collection[str],
 ) -> AgentDefinition | None:
     path = reading.path
@@ -238,7 +241,7 @@ def _claude_tool(reading: Reading, key: str, word: str, *, denying: bool) -> str
 
 
 def _claude_tools(
-    reading: Reading, data: dict[str, Any], known: Collection[str]
+    reading: Reading, data: dict[str, Any], known: Mapping[str, str]
 ) -> tuple[tuple[str, ...] | None, list[str]]:
     words = _words(reading, data, "tools")
     tools = None
@@ -268,7 +271,7 @@ def _gemini_tool(reading: Reading, word: str) -> str | None:
 
 
 def _gemini_tools(
-    reading: Reading, data: dict[str, Any], known: Collection[str]
+    reading: Reading, data: dict[str, Any], known: Mapping[str, str]
 ) -> tuple[tuple[str, ...] | None, list[str]]:
     words = _words(reading, data, "tools")
     if words is None:
@@ -323,7 +326,7 @@ def _opencode_tool(word: str) -> str | None:
 
 
 def _opencode_tools(
-    reading: Reading, data: dict[str, Any], known: Collection[str]
+    reading: Reading, data: dict[str, Any], known: Mapping[str, str]
 ) -> tuple[tuple[str, ...] | None, list[str]]:
     return _switches(reading, data, _opencode_tool)
 
@@ -356,17 +359,19 @@ def _opencode_permissions(reading: Reading, value: Any) -> list[str]:
     return denied
 
 
-_PEER_TABLES = (names.OUR_ALIASES, names.CLAUDE_TOOLS, names.OPENCODE_TOOLS, names.GEMINI_TOOLS)
+_PEER_TABLES = (names.CLAUDE_TOOLS, names.OPENCODE_TOOLS, names.GEMINI_TOOLS)
 
 
 def _our_tools(
-    reading: Reading, data: dict[str, Any], known: Collection[str]
+    reading: Reading, data: dict[str, Any], known: Mapping[str, str]
 ) -> tuple[tuple[str, ...] | None, list[str]]:
     def resolve(word: str) -> str | None:
+        if word in known:
+            return known[word]
         for table in _PEER_TABLES:
-            if word not in known and word in table:
+            if word in table:
                 return table[word]
-        if word in known or word.startswith(names.MCP_PREFIX) or _GLOB.search(word):
+        if word.startswith(names.MCP_PREFIX) or _GLOB.search(word):
             return word
         return None
 
