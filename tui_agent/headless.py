@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from .core.conversation.mentions import MentionError
+from .core.conversation.todo import line, summary
 from .core.extensions import prompt_commands
 from .core.extensions.commands import parse_command
 from .core.protocol import events as ev
@@ -85,6 +86,7 @@ class Printer:
             ev.Retrying: self._retrying,
             ev.Steered: self._steered,
             ev.TurnFinished: self._turn_finished,
+            ev.TodoChanged: self._todo,
             Note: self.note,
         }
 
@@ -168,6 +170,11 @@ class Printer:
         where = "as the next turn" if event.next_turn else "into the turn"
         self._err(f"↳ steered {where}: {event.prompt}")
 
+    def _todo(self, event: ev.TodoChanged) -> None:
+        """The list, whenever it changes: its summary line and an indented line an item."""
+        for text in [summary(event.todos), *(f"  {line(item)}" for item in event.todos)]:
+            self._err(text)
+
     def _turn_finished(self, event: ev.TurnFinished) -> None:
         self._release()  # a turn cancelled mid-reply keeps the text it recorded
         self._end_line()
@@ -201,8 +208,11 @@ def _as_json(event: Any) -> dict[str, Any]:
         ev.ReplyWithdrawn: "reply_withdrawn",
         ev.Steered: "steered",
         ev.Rewound: "rewound",
+        ev.TodoChanged: "todo",
     }.get(type(event), type(event).__name__)
     payload: dict[str, Any] = {"type": name}
+    if isinstance(event, ev.TodoChanged):  # its items as the tool's result has them
+        return {**payload, **event.to_dict()}
     for key, value in vars(event).items():
         payload[key] = value.to_dict() if hasattr(value, "to_dict") else value
     return payload
