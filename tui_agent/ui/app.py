@@ -11,7 +11,7 @@ dialogs, the key bindings. The frame's widgets (header, footer, screen) are in
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the core is imported after the first frame (see TuiAgentApp
     from ..core.protocol.output import Note
     from ..core.session.session import Session
     from .event_handlers import Handler
+    from .todo_view import TodoView
     from .tools_panel import ToolsPanel
 
 
@@ -42,6 +43,7 @@ class TuiAgentApp(SendingApp):
     COMMANDS: ClassVar[set[Any]] = App.COMMANDS | {SlashCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+t", "toggle_tools", "Tools", id="app.tools"),
+        Binding("ctrl+o", "toggle_todo", "Todo", show=False, id="app.todo"),
         # priority: the prompt (a TextArea) would take Shift+Tab; dialogs keep it (check_action)
         Binding("shift+tab", "cycle_mode", "Mode", priority=True, id="app.mode"),
         # while a turn runs: Ctrl+S (Ctrl+Enter where the terminal tells it from Enter; in
@@ -72,6 +74,7 @@ class TuiAgentApp(SendingApp):
         self._batch: TextBatch | None = None
         self._unsubscribe: list[Any] = []
         self._tools: ToolsPanel | None = None  # mounted when first shown
+        self._todo: TodoView | None = None  # mounted above the prompt when a list comes
         self._chunks: dict[type, bool] = {}  # text chunk classes, known once connected
         self._handlers: dict[type, Handler] = {}
         self._turn_started: type | None = None  # the core's TurnStarted, once connected
@@ -319,6 +322,21 @@ class TuiAgentApp(SendingApp):
             panel.display = not panel.display
         if panel.display:
             await panel.show()
+
+    async def show_todo(self, summary: str, items: Sequence[tuple[str, str]]) -> None:
+        """The model's todo list above the prompt (``TodoChanged``): mounted with the first
+        list, above the queued prompts; hidden while empty."""
+        if self._todo is None and items:
+            from .todo_view import TodoView  # the first frame goes without it
+
+            self._todo = TodoView(id="todo")
+            await self.mount(self._todo, before=self._queue_view or self._prompt)
+        if self._todo is not None:
+            self._todo.show(summary, items)
+
+    def action_toggle_todo(self) -> None:
+        if self._todo is not None:
+            self._todo.toggle()
 
     def on_resize(self, event: Resize) -> None:
         if self._tools is not None:

@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.conversation import mentions
+from ..core.conversation import mentions, todo
 from ..core.conversation.conversation import Conversation
 from ..core.engines.project_files import ProjectFiles, rank
 from ..core.extensions.commands import (
@@ -62,6 +62,7 @@ __all__ = [
     "mentions",
     "messages",
     "parameter_rows",
+    "todo",
     "user_shell",
 ]
 

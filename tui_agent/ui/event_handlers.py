@@ -10,10 +10,10 @@ toolbox or the commands itself."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .connected import Note
+from .connected import Note, todo
 from .connected import events as ev
 
 if TYPE_CHECKING:
@@ -50,6 +50,8 @@ class AgentApp(Protocol):
     def refill_prompt(self, text: str) -> None: ...
 
     def call_after_refresh(self, callback: Callable[[], Any]) -> bool: ...
+
+    async def show_todo(self, summary: str, items: Sequence[tuple[str, str]]) -> None: ...
 
 
 Handler = Callable[[AgentApp, "ChatView", Any], Awaitable[None]]
@@ -159,6 +161,11 @@ async def shell_finished(app: AgentApp, chat: ChatView, event: ev.ShellFinished)
     app.refresh_bindings()
 
 
+async def todo_changed(app: AgentApp, chat: ChatView, event: ev.TodoChanged) -> None:
+    lines = [(item.status, todo.line(item)) for item in event.todos]
+    await app.show_todo(todo.summary(event.todos), lines)
+
+
 async def note(app: AgentApp, chat: ChatView, event: Note) -> None:
     await chat.add_note(event.text, event.kind)
 
@@ -181,5 +188,6 @@ HANDLERS: dict[type, Handler] = {
     ev.ShellOutput: shell_output,
     ev.ShellFinished: shell_finished,
     ev.ModeChanged: mode_changed,
+    ev.TodoChanged: todo_changed,
     Note: note,
 }
