@@ -315,3 +315,15 @@ def test_the_bundled_agents(project: Path, home: Path) -> None:
     assert explore.tool_names(OUR_TOOLS) == ["read", "glob", "grep", "list"]
     assert (explore.source, explore.dialect, explore.path) == ("bundled", "bundled", None)
     assert [a.name for a in found.subagents()] == ["general", "explore"]
+
+
+def test_a_folder_with_agents_is_the_project_from_its_subfolders(tmp_path: Path) -> None:
+    from tui_agent.core.project.workspace import Workspace
+
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "src" / "deep").mkdir(parents=True)
+    put(root / ".gemini" / "agents", "a.md", fixture="gemini/security-auditor.md")
+    workspace = Workspace(root / "src" / "deep")
+    assert workspace.project == root
+    assert workspace.project_code == [root / ".gemini" / "agents" / "a.md"]

@@ -19,13 +19,17 @@ from . import config as config_module
 from . import trust
 from .prompt import system_prompt
 
-# what makes a folder a project: its own code (Markdown command folders included)
+# what makes a folder a project: its own code (Markdown command and agent folders included)
 PROJECT_MARKERS = (
     ".tui-agent",
     ".agents/plugins",
     ".claude/commands",
     ".opencode/command",
     ".opencode/commands",
+    ".claude/agents",
+    ".opencode/agent",
+    ".opencode/agents",
+    ".gemini/agents",
 )
 
 CodeFinder = Callable[[Path], list[Path]]
