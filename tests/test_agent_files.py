@@ -327,3 +327,37 @@ def test_a_folder_with_agents_is_the_project_from_its_subfolders(tmp_path: Path)
     workspace = Workspace(root / "src" / "deep")
     assert workspace.project == root
     assert workspace.project_code == [root / ".gemini" / "agents" / "a.md"]
+
+
+def test_mcp_tools_by_each_peers_names(project: Path, home: Path) -> None:
+    put(
+        project / ".claude" / "agents",
+        "c.md",
+        "---\nname: c\ndescription: C\ntools: Read, mcp__github__create_issue, mcp__jira\n---\nx\n",
+    )
+    put(
+        project / ".gemini" / "agents",
+        "g.md",
+        "---\nname: g\ndescription: G\ntools: [mcp_slack_*]\n---\nx\n",
+    )
+    put(
+        project / ".opencode" / "agent",
+        "o.md",
+        '---\ndescription: O\ntools:\n  "mymcp_*": false\n---\nx\n',
+    )
+    found = load(project, home)
+    assert found.problems == []
+    session_tools = {  # MCP tools: <server>_<tool>, Claude Code's name as an alias
+        "read": ["open"],
+        "github_create_issue": ["mcp__github__create_issue"],
+        "github_delete_repo": ["mcp__github__delete_repo"],
+        "jira_search": ["mcp__jira__search"],
+        "slack_post": ["mcp__slack__post"],
+        "mymcp_x": ["mcp__mymcp__x"],
+    }
+    picked = {name: found.agents[name].tool_names(session_tools) for name in "cgo"}
+    assert picked == {
+        "c": ["read", "github_create_issue", "jira_search"],
+        "g": ["slack_post"],
+        "o": [t for t in session_tools if t != "mymcp_x"],
+    }

@@ -5,7 +5,7 @@ folder; the answer is remembered per folder (``trust``). Nothing here loads anyt
 session's ``extensions`` ask the workspace which folders they may read.
 
 Where project code lives is each part's knowledge: the parts that read project files
-(plugins and tool files, Markdown commands, command hooks) register a finder
+(plugins and tool files, Markdown commands, agent files, command hooks) register a finder
 (``register_project_code``) when imported; the session's extensions import them.
 """
 
@@ -40,7 +40,7 @@ _CODE_FINDERS: dict[CodeFinder, int] = {}
 def register_project_code(finder: CodeFinder, order: int = 50) -> CodeFinder:
     """``finder(project)`` lists project code files of one part (they need trust);
     ``order`` places them in ``project_code`` (plugin and tool files 10, Markdown commands
-    20, command hooks 30)."""
+    20, agent files 25, command hooks 30)."""
     _CODE_FINDERS[finder] = order
     return finder
 
