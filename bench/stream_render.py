@@ -226,6 +226,12 @@ async def _ui_stream(
             import cProfile
 
             profiler = cProfile.Profile()
+        turn_profiler: Any = None  # BENCH_PROFILE_TURN=file: cProfile of the ungated turn
+        if os.environ.get("BENCH_PROFILE_TURN") and not gates:
+            import cProfile
+
+            turn_profiler = cProfile.Profile()
+            turn_profiler.enable()
         started = time.process_time()
         await send("go")
         marks: dict[int, float] = {}
@@ -254,9 +260,23 @@ async def _ui_stream(
                 profiler.enable()
                 profiling = True
             gates[n].set()
+        if profiler is not None and gates:
+            profiler = cProfile.Profile()
+            profiler.enable()
         await until(lambda: state["finished"] >= 2 and not session.busy, "the reply", 600)
         await settle()
         ended = time.process_time()
+        if turn_profiler is not None:
+            turn_profiler.disable()
+            turn_profiler.dump_stats(os.environ["BENCH_PROFILE_TURN"])
+        if profiler is not None and gates:
+            profiler.disable()
+            import pstats
+
+            with open(os.environ["BENCH_PROFILE"] + ".end.txt", "w") as out:
+                stats = pstats.Stats(profiler, stream=out)
+                stats.sort_stats("tottime").print_stats(40)
+                stats.sort_stats("cumulative").print_stats(80)
         client = getattr(session.provider, "_client", None)  # else it is closed after the loop
         if client is not None and hasattr(client, "close"):
             await client.close()

@@ -160,38 +160,65 @@ class OpenAIProvider:
 
     async def _data(self, response: Any) -> AsyncGenerator[str, None]:
         """The ``data`` of each server-sent event. A read that fails or waits longer than
-        ``stream_idle_timeout`` (any line counts, keep-alive comments included) raises."""
+        ``stream_idle_timeout`` (any line counts, keep-alive comments included) raises.
+
+        The wait is watched by one timer for the whole stream, not an ``asyncio.timeout``
+        around each read: that made and cancelled a timer per line, two per token, about
+        3 % of the CPU a long reply costs in the app (bench/README.md)."""
         lines = response.iter_lines().__aiter__()
         data: list[str] = []
-        while True:
-            try:
-                async with asyncio.timeout(self.idle_timeout):
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        idle = self.idle_timeout
+        reading = False  # waiting for a line (the watch ignores time spent in the consumer)
+        since = loop.time()  # when that wait began
+        expired = False
+        timer: asyncio.TimerHandle
+
+        def watch() -> None:
+            nonlocal expired, timer
+            now = loop.time()
+            if reading and now - since >= idle and task is not None:
+                expired = True
+                task.cancel()
+            else:
+                timer = loop.call_at((since if reading else now) + idle, watch)
+
+        timer = loop.call_at(since + idle, watch)
+        try:
+            while True:
+                try:
+                    since, reading = loop.time(), True
                     line = await lines.__anext__()
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
-                raise _Broken(
-                    f"timed out: no data from {self.where} for {self.idle_timeout:g} s "
-                    "(stream_idle_timeout)"
-                ) from None
-            except Exception as exc:
-                if type(exc).__name__.endswith("Timeout"):  # httpx's read timeout: `timeout`
+                    reading = False
+                except StopAsyncIteration:
+                    break
+                except asyncio.CancelledError:
+                    if not expired or task is None or task.uncancel() > 0:
+                        raise  # cancelled from outside (Esc), not by the watch
                     raise _Broken(
-                        f"timed out: no data from {self.where} for {self.timeout:g} s (timeout)"
+                        f"timed out: no data from {self.where} for {idle:g} s (stream_idle_timeout)"
                     ) from None
-                raise _Broken(
-                    f"the stream from {self.where} broke: {type(exc).__name__}: "
-                    f"{exc.__cause__ or exc}"
-                ) from None
-            if line:
-                field, _, value = line.partition(":")
-                if field == "data":
-                    data.append(value[1:] if value.startswith(" ") else value)
-                elif field == "event" and value.strip() == "error":
-                    data.append("")  # Groq: `event: error` before the error object
-            elif data:
-                yield "\n".join(data).strip()
-                data = []
+                except Exception as exc:
+                    if type(exc).__name__.endswith("Timeout"):  # httpx's read timeout
+                        raise _Broken(
+                            f"timed out: no data from {self.where} for {self.timeout:g} s (timeout)"
+                        ) from None
+                    raise _Broken(
+                        f"the stream from {self.where} broke: {type(exc).__name__}: "
+                        f"{exc.__cause__ or exc}"
+                    ) from None
+                if line:
+                    field, _, value = line.partition(":")
+                    if field == "data":
+                        data.append(value[1:] if value.startswith(" ") else value)
+                    elif field == "event" and value.strip() == "error":
+                        data.append("")  # Groq: `event: error` before the error object
+                elif data:
+                    yield "\n".join(data).strip()
+                    data = []
+        finally:
+            timer.cancel()
         if data:
             yield "\n".join(data).strip()
 

@@ -5,15 +5,62 @@ they show (``ui.chat`` still exports both names)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.await_complete import AwaitComplete
 from textual.content import Content
+from textual.dom import DOMNode
 from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBlock, MarkdownFence
 
+if TYPE_CHECKING:
+    from textual.css.styles import RenderStyles
 
-class Fence(MarkdownFence):
+
+class SharedStyles:
+    """A Markdown block whose inline styles (``em``, ``strong``, ``s``, ``code_inline``:
+    Textual's component classes) are worked out once for all blocks of its kind, not once
+    per block.
+
+    Textual gives every widget with component classes one virtual node per class, each
+    matched against the whole stylesheet whenever the widget's styles are applied: four
+    more style applications and four more nodes for every paragraph, heading and list item.
+    A long reply is thousands of blocks; those nodes were over half of the chat's DOM
+    nodes, and their styling about a tenth of the CPU a streamed reply costs (bench/
+    README.md). The styles depend only on the block's kind, its pseudo-classes (dark,
+    light, ansi…) and the stylesheet, so they are shared on those, and worked out again
+    when the stylesheet is parsed again (a theme change)."""
+
+    _SHARED: ClassVar[dict[tuple[Any, ...], tuple[object, dict[str, RenderStyles]]]] = {}
+    _component_styles: dict[str, RenderStyles]
+
+    @classmethod
+    def _get_component_classes(cls) -> frozenset[str]:
+        return frozenset()  # the stylesheet makes no virtual nodes for the block
+
+    def get_component_styles(self, *names: str) -> RenderStyles:
+        self._component_styles = self._shared_styles()
+        return super().get_component_styles(*names)  # type: ignore[misc, no-any-return]
+
+    def _shared_styles(self) -> dict[str, RenderStyles]:
+        block: Any = self
+        stylesheet = block.app.stylesheet
+        key = (type(self), block._pseudo_classes_cache_key, type(block._markdown), stylesheet)
+        rules = stylesheet.rules  # a new list when the stylesheet is parsed again
+        shared = self._SHARED.get(key)
+        if shared is not None and shared[0] is rules:
+            return shared[1]
+        styles: dict[str, RenderStyles] = {}
+        for component in sorted(MarkdownBlock._get_component_classes()):
+            node = DOMNode(classes=component)  # what Textual's stylesheet does per block
+            node._attach(block)
+            stylesheet.apply(node, animate=False)
+            styles[component] = node.styles
+        self._SHARED[key] = (rules, styles)
+        return styles
+
+
+class Fence(SharedStyles, MarkdownFence):  # type: ignore[misc]  # lru_cache classmethod
     """A code block coloured once the app's first frame is on screen: the first block of
     a language makes pygments build its lexer (~80 ms for Python), which a resumed
     conversation's first frame need not wait for. Until then the code shows plain."""
@@ -48,7 +95,18 @@ class Fence(MarkdownFence):
         self.notify_style_update()  # Textual's: highlight again and show it
 
 
-BLOCKS: dict[str, type[MarkdownBlock]] = {**Markdown.BLOCKS, "fence": Fence, "code_block": Fence}
+def _shared(block: type[MarkdownBlock]) -> type[MarkdownBlock]:
+    """``block`` with ``SharedStyles`` (same name: the stylesheet matches it as before)."""
+    if issubclass(block, SharedStyles):
+        return block
+    made: type[MarkdownBlock] = type(
+        block.__name__, (SharedStyles, block), {"__module__": __name__}
+    )
+    return made
+
+
+_TEXTUAL: dict[str, type[MarkdownBlock]] = {**Markdown.BLOCKS, "fence": Fence, "code_block": Fence}
+BLOCKS: dict[str, type[MarkdownBlock]] = {name: _shared(block) for name, block in _TEXTUAL.items()}
 
 
 class NoteMarkdown(Markdown):
