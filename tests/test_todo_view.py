@@ -49,7 +49,7 @@ async def test_the_view_follows_the_list_live_and_unfolds(project: Path) -> None
             assert view_of(pilot) is None  # nothing until a list comes
             await send(pilot, "fix the parser")
             await wait_for(pilot, lambda: "Todo 1/3" in shown(pilot))
-            assert shown(pilot) == "▸ Todo 1/3 · ▶ Fixing it  ctrl+o"
+            assert shown(pilot) == "▸ Todo 1/3 · ▶ Fixing it  ctrl+o unfolds"
             view = view_of(pilot)
             assert view is not None
             # pinned right above the prompt, one line high
@@ -57,7 +57,7 @@ async def test_the_view_follows_the_list_live_and_unfolds(project: Path) -> None
             assert view.region.bottom == prompt.region.y and view.region.height == 1
             await pilot.press("ctrl+o")
             assert shown(pilot).splitlines() == [
-                "▾ Todo 1/3 · ▶ Fixing it  ctrl+o",
+                "▾ Todo 1/3 · ▶ Fixing it  ctrl+o folds",
                 "  ☑ Read the parser",
                 "  ◐ Fix the off-by-one",
                 "  ☐ Run the tests",
@@ -65,7 +65,7 @@ async def test_the_view_follows_the_list_live_and_unfolds(project: Path) -> None
             await wait_for(pilot, lambda: "Todo 3/3 · all done" in shown(pilot))
             assert shown(pilot).splitlines()[2] == "  ☑ Fix the off-by-one"
             await pilot.click(TodoView)  # a click folds it again
-            assert shown(pilot) == "▸ Todo 3/3 · all done  ctrl+o"
+            assert shown(pilot) == "▸ Todo 3/3 · all done  ctrl+o unfolds"
             assert pilot.app.focused is prompt  # the prompt keeps the keys
             await wait_for(pilot, lambda: not session.busy)
             await send(pilot, "/clear")

@@ -15,12 +15,9 @@ from textual.events import Click
 from textual.widgets import Static
 
 MOST = 10  # item lines shown unfolded; beyond, the closed ones at the top give way first
-STYLES = {
-    "completed": "dim",
-    "cancelled": "dim strike",
-    "in_progress": "bold",
-    "pending": "",
-}
+# a line's style by its status (in progress: the accent colour); every one differs from
+# the indent's, so an SVG screenshot keeps the indent (rsvg drops a span's leading spaces)
+STYLES = {"completed": "dim", "cancelled": "dim strike", "pending": "not dim"}
 
 
 class TodoView(Static):
@@ -29,7 +26,7 @@ class TodoView(Static):
         display: none;
         height: auto;
         padding: 0 2;
-        color: $text;
+        background: $boost;
     }
     TodoView.shown { display: block; }
     TodoView > .todo--current { color: $accent; }
@@ -83,9 +80,9 @@ class TodoView(Static):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("▾ " if self.unfolded else "▸ ", style="dim")
         text.append(self.summary, style="bold")
-        text.append("  ctrl+o", style="dim italic")
+        text.append(f"  ctrl+o {'folds' if self.unfolded else 'unfolds'}", style="dim italic")
         if self.unfolded:
             for status, line in self.visible_lines():
-                style = current if status == "in_progress" else STYLES.get(status, "")
+                style = current if status == "in_progress" else STYLES.get(status, "not dim")
                 text.append("\n  ").append(line, style=style)
         self.update(text)
