@@ -74,16 +74,16 @@ class Reading:
         self.problems.append(f"{self.path}:{self.line(key, item)}: {message}")
 
 
-def split_front_matter(text: str) -> tuple[str, str, int]:
-    """The front matter's YAML, the body, and the body's first line; AgentFileError when
-    the file does not start with a ``---`` block."""
+def split_front_matter(text: str) -> tuple[str, str]:
+    """The front matter's YAML and the body; AgentFileError when the file does not start
+    with a ``---`` block."""
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
         raise AgentFileError("1: no front matter: an agent file starts with a --- block")
     for index in range(1, len(lines)):
         if lines[index].strip() == "---":
             body = "\n".join(lines[index + 1 :]).strip()
-            return "\n".join(lines[1:index]), body, index + 2
+            return "\n".join(lines[1:index]), body
     raise AgentFileError("1: the front matter's --- block is never closed")
 
 
@@ -122,7 +122,7 @@ def read_agent(
             raise AgentFileError(f"1: larger than {MAX_FILE_BYTES // 1024} KB: not an agent file")
         text = path.read_text(encoding="utf-8")
         reading = Reading(path, text.splitlines())
-        front, body, _ = split_front_matter(text)
+        front, body = split_front_matter(text)
         data = parse_yaml(front)
     except AgentFileError as exc:
         failed = Reading(path, [])
@@ -178,12 +178,13 @@ def _build(
         delegate = None
     can_delegate = delegate if delegate is not None else "task" in (tools or ())
     raw_model = data.get("model")
+    model = _model(reading, raw_model, dialect, providers)  # before notes: it may add one
     return AgentDefinition(
         name=name,
         description=description.strip(),
         instructions=body,
         tools=tools,
-        model=_model(reading, raw_model, dialect, providers),
+        model=model,
         temperature=_number(reading, data, "temperature"),
         mode=mode,
         max_steps=_steps(reading, data),
