@@ -164,6 +164,7 @@ BUNDLED = {
     "list": ["path", "depth"],
     "execute": ["command", "timeout", "workdir", "sandbox"],
     "git": ["args"],
+    "todo": ["todos"],
 }
 HARMLESS_COMMANDS = ["true", ":", "echo fuzz", "exit 3", "printf '%s' ok", "echo err >&2"]
 READ_ONLY_GIT = ["status", "diff", "log", "show", "branch"]
@@ -217,6 +218,20 @@ well_typed: dict[str, st.SearchStrategy[Any]] = {
     "command": st.sampled_from(HARMLESS_COMMANDS),
     "sandbox": mostly(st.just(True), False),  # false: asked, and denied headless
     "args": st.text(max_size=16) | st.lists(st.text(max_size=8), max_size=4),
+    "todos": st.lists(
+        st.fixed_dictionaries(
+            {
+                "content": st.text(max_size=12),
+                "status": st.sampled_from(["pending", "in_progress", "completed", "cancelled"]),
+            },
+            optional={
+                "activeForm": st.text(max_size=8),
+                "id": st.text(max_size=3),
+                "priority": st.sampled_from(["high", "medium", "low"]),
+            },
+        ),
+        max_size=4,
+    ),
 }
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..core.tools.toolbox import Toolbox
 
 LAST_WIDTH = 20  # cells of an error in the table's Last column (the detail line has it all)
+ALIASES_WIDTH = 16  # cells of the Aliases column: todo's four would crowd it out (detail line)
 
 
 def _last(result: Any, width: int | None = LAST_WIDTH) -> Text:
@@ -221,9 +222,11 @@ class ToolsPanel(Vertical):
         """Every column's cell for ``name`` (Text, not markup: ``[x]`` in a name stays)."""
         tool = self.toolbox.tools[name]
         stats = self.toolbox.stats.get(name)
+        aliases = Text(", ".join(tool.aliases))
+        aliases.truncate(ALIASES_WIDTH, overflow="ellipsis")
         return {
             "name": Text(name),
-            "aliases": Text(", ".join(tool.aliases)),
+            "aliases": aliases,
             "source": Text(tool.source),
             "hooks": Text(hooks_label(self.toolbox, name)),
             "calls": Text(str(stats.calls if stats else 0)),
