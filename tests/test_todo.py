@@ -14,13 +14,14 @@ from typing import Any
 import pytest
 from conftest import write
 
-from tui_agent import create_session
+import tui_agent
+from tui_agent import AssistantMessage, Result, ToolMessage, UserMessage, create_session
 from tui_agent.core.conversation import compaction
 from tui_agent.core.conversation.journal import read_records
 from tui_agent.core.project.config import user_config_file
 from tui_agent.events import Compacted, TodoChanged
 from tui_agent.testing import Call, FakeOpenAI, Reply, transcript_problem
-from tui_agent.todo import TodoItem
+from tui_agent.todo import TodoError, TodoItem, carry, parse
 
 PLAN = [
     {"content": "Read the parser", "status": "completed"},
@@ -287,3 +288,62 @@ async def test_pruning_keeps_the_newest_todo_result_whole(project: Path) -> None
         assert kept["note"] == "kept whole through a compaction"
         assert transcript_problem(session.conversation.request("system")) is None
         session.conversation.journal.close()
+
+
+# -- the parts, table-driven -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("todos", "said"),
+    [
+        ([{"content": "a", "status": "pending", "priority": "urgent"}], 'priority "urgent"'),
+        ([{"content": "a", "status": "pending", "id": ["x"]}], "id must be a string"),
+        ([{"content": "a", "status": "done"}], 'status "done" is not one of pending,'),
+        ([{"content": "a"}], 'todos[0] ("a") has no status'),
+        ([{"content": "a", "status": 1}], "status must be a string"),
+        (["Run the tests"], "todos[0] is str: each item is an object"),
+        ([{"content": "x" * 1001, "status": "pending"}], "content is 1001 characters"),
+        ([{"content": "a", "status": "pending"}] * 101, "101 items: at most 100"),
+    ],
+)
+def test_parse_says_what_is_wrong(todos: Any, said: str) -> None:
+    with pytest.raises(TodoError) as raised:
+        parse(todos)
+    assert said in str(raised.value)
+
+
+def test_parse_takes_ids_as_numbers_and_squeezes_whitespace() -> None:
+    [item] = parse([{"content": "  Run\n the   tests ", "status": "pending", "id": 3}])
+    assert item == TodoItem("Run the tests", "pending", id="3")
+    assert parse([]) == ()
+
+
+def _conversation(*results: dict[str, Any]) -> list[Any]:
+    """A user prompt, then one todo call answered by each of ``results`` in turn."""
+    messages: list[Any] = [UserMessage("plan")]
+    for n, data in enumerate(results):
+        messages.append(AssistantMessage("", calls=[tui_agent.Call(f"c{n}", "todo", "{}")]))
+        messages.append(ToolMessage(f"c{n}", Result(data)))
+    return messages
+
+
+def test_carry_gives_a_pruned_result_the_list_back_and_leaves_a_whole_one() -> None:
+    whole = _conversation({"todos": PLAN})
+    assert carry(whole, ITEMS) is whole
+    assert carry(whole, ()) is whole  # no list: nothing to keep
+    pruned = _conversation({"todos": PLAN}, {"output": "[pruned …]", "pruned": True})
+    kept = carry(pruned, ITEMS)
+    assert kept[:-1] == pruned[:-1] and kept[-1].result["todos"] == PLAN
+    # a refused write is not the list: the one before it (pruned) is given the list
+    refused = _conversation({"output": "[pruned …]", "pruned": True}, {"error": "bad"})
+    kept = carry(refused, ITEMS)
+    assert kept[2].result["todos"] == PLAN and kept[4] == refused[4]
+    assert transcript_problem(kept) is None
+
+
+def test_carry_puts_the_list_after_a_summary_it_replaced() -> None:
+    summary = UserMessage(f"{compaction.SUMMARY_HEADER}\n\nWe planned.", origin="summary")
+    [carried] = carry([summary], ITEMS)
+    assert compaction.is_summary(carried)
+    assert carried.text.endswith("◐ Fix the off-by-one\n☐ Run the tests")
+    assert carried.text.startswith(summary.text)
