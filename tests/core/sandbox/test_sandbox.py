@@ -198,8 +198,20 @@ async def test_protected_folders_not_there_yet_cannot_be_made(
     session: Session, project: Path
 ) -> None:
     """A trusted folder with no .tui-agent/ yet: a command must not plant a plugin there
-    (it would load at the next start). Nothing is left behind in the worktree."""
+    (it would load at the next start). Nothing is left behind in the worktree: the
+    session's empty stand-ins (not .tui-agent's) go when it ends."""
     before = sorted(p.name for p in project.rglob("*"))
+
+    def left() -> list[str]:
+        """What is there now that was not before: only the session's stand-ins, empty."""
+        new = sorted({p.name for p in project.rglob("*")} - set(before))
+        assert not [p for p in project.rglob("*") if p.parent.name in new], new
+        return new
+
+    # kept by the session until it ends; .git/hooks, info and worktrees in the empty .git
+    kept = sorted({".agents", ".claude", ".opencode", ".gemini", ".codex", ".vscode"})
+    kept = sorted([*kept, "hooks", "info", "worktrees"])
+
     for command in [
         "mkdir -p .tui-agent/plugins && echo evil > .tui-agent/plugins/x.py",
         "mkdir -p .agents/tools && echo evil > .agents/tools/x.py",
@@ -209,17 +221,19 @@ async def test_protected_folders_not_there_yet_cannot_be_made(
     ]:
         result = await run(session, command)
         assert result["exit_status"] != 0, (command, result)
-    assert sorted(p.name for p in project.rglob("*")) == before
+    assert left() == kept
     # two commands at once share the placeholders: the first to end leaves them in place
     slow = asyncio.ensure_future(run(session, "sleep 1; mkdir .tui-agent/x"))
     await asyncio.sleep(0.3)
     assert (await run(session, "true"))["exit_status"] == 0
     assert (await slow)["exit_status"] != 0 and not (project / ".tui-agent" / "x").exists()
-    assert sorted(p.name for p in project.rglob("*")) == before
+    assert left() == kept
     # what the user makes themselves later is theirs: not touched
     (project / ".tui-agent").mkdir()
     assert (await run(session, "true"))["exit_status"] == 0
     assert (project / ".tui-agent").is_dir()
+    await session.close()
+    assert sorted(p.name for p in project.rglob("*")) == sorted([*before, ".tui-agent"])
 
 
 def sandboxed(box: Sandbox, command: str, workdir: Path | None = None) -> tuple[int, str]:

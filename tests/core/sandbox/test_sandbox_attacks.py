@@ -28,6 +28,7 @@ from conftest import needs_bwrap, running, write
 from tui_agent import ApprovalRequest, Decision, create_session
 from tui_agent.core.project import trust
 from tui_agent.core.protocol.approval import headless_approver
+from tui_agent.core.sandbox.private_tmp import release_tmp
 from tui_agent.core.util import paths
 from tui_agent.sandbox import Sandbox
 from tui_agent.testing import Person
@@ -83,6 +84,11 @@ class Place:
         made.home, made.folder = self.home, folder
         made.tmp = None if self.uid else self.tmp
         return made
+
+    def end(self, box: Sandbox) -> None:
+        """The session is over (its private /tmp and the stand-ins it kept go)."""
+        if box.tmp is not None:
+            release_tmp(box.tmp)
 
     def run(self, box: Sandbox, command: str, workdir: Path | None = None) -> tuple[int, str]:
         self.own()
@@ -177,13 +183,15 @@ def test_git_internals_cannot_point_git_at_code(place: Place) -> None:
     assert not (git_dir / "commondir").exists() and not (git_dir / "config.worktree").exists()
     assert (git_dir / "commondir.made-in-sandbox-1").exists()
     assert any("commondir" in line and "moved to" in line for line in box.restored)
-    assert not (git_dir / "worktrees").exists()
+    assert not [*(git_dir / "worktrees").glob("*")]  # at most the session's stand-in
     assert "evil" not in (git_dir / "config").read_text()
     assert not (git_dir / "info" / "attributes").exists()
     # the user's next git status runs nothing
     assert place.git("status", "--short").returncode == 0
     assert not canary.exists()
     assert place.git("log", "--oneline").stdout.count("\n") == 2
+    place.end(box)
+    assert not (git_dir / "worktrees").exists()
 
 
 @needs_bwrap
@@ -229,6 +237,10 @@ def test_a_sub_projects_config_cannot_be_changed_or_made(place: Place) -> None:
     for level in (pkg, place.project):
         assert not (level / ".mcp.json").exists()
         assert (level / ".mcp.json.made-in-sandbox-1").exists()
+        for name in (".claude", ".vscode", ".gemini", ".codex", ".opencode", ".agents"):
+            assert not [*(level / name).glob("*")], level / name  # the session's stand-in
+    place.end(box)
+    for level in (pkg, place.project):
         for name in (".claude", ".vscode", ".gemini", ".codex", ".opencode", ".agents"):
             assert not (level / name).exists(), level / name
     after = sorted(

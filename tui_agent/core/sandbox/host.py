@@ -130,6 +130,36 @@ def _exists(path: str) -> bool:
     return True
 
 
+def _real_paths(places: list[str]) -> list[str]:
+    """``os.path.realpath`` of each of ``places`` that exists (``_exists``; a dangling link
+    is left out). A last part that is not a link joins its folder's real path, each folder
+    resolved once: ``hidden`` resolves some 35 paths under a few folders for every command,
+    and realpath looks at every part of each."""
+    folders: dict[str, str] = {}
+    found = []
+    for place in places:
+        folder, name = os.path.split(place)
+        try:
+            link = stat.S_ISLNK(os.lstat(place).st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EBADF):
+                continue
+            raise
+        except ValueError:  # a NUL in it
+            continue
+        if link or name in ("", ".", ".."):
+            if _exists(place):
+                found.append(os.path.realpath(place))
+            continue
+        real = folders.get(folder)
+        if real is None:
+            real = folders[folder] = os.path.realpath(folder)
+        found.append(os.path.join(real, name))
+    return found
+
+
 def _entries(folder: str) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as entries:

@@ -289,6 +289,9 @@ def _hold(folder: Path) -> None:
 
 def release_tmp(folder: Path) -> None:
     """The session is over: its private /tmp (its tmpfs) and lock go (``Session.close``)."""
+    from .protection import release_stand_ins
+
+    release_stand_ins(folder)  # the stand-ins it kept, if no one else keeps them
     holder = _HOLDERS.pop(folder, None)
     if holder is not None:
         holder.close()

@@ -1,9 +1,10 @@
 """What the sandbox protects in the worktree (``PROTECTED``): the files of ``.git`` and
 the agents' config that decide what runs (``GIT_PROTECTED``, ``Protection``), the
 read-only stand-ins for those missing and their removal by the last command on a
-worktree (``_placeholders``), what a command replaced or made among them put right when
-it ends (``links_kept``, ``made_kept``), and the names those are moved aside to
-(``_free_name``).
+worktree or, for those a session keeps between its commands, when it ends
+(``_placeholders``, ``release_stand_ins``), what a command replaced or made among them
+put right when it ends (``links_kept``, ``made_kept``), and the names those are moved
+aside to (``_free_name``).
 """
 
 from __future__ import annotations
@@ -77,26 +78,59 @@ def _shown(place: Path, worktree: Path) -> str:
     return str(place.relative_to(worktree)) if place.is_relative_to(worktree) else str(place)
 
 
-@contextlib.contextmanager
-def _placeholders(worktree: Path, places: list[Path]) -> Iterator[None]:
-    """Protected paths that did not exist get an empty folder in the worktree (bwrap's
-    mount point for the read-only stand-in). They are removed when the last sandboxed
-    command on this worktree ends, in any tui-agent process: every command holds a shared
-    ``flock`` on the worktree's lock file while it runs, and the one that can then take it
-    exclusively removes the stand-ins recorded in the state file (the folders it names
-    that are still empty). A folder the user made is never in that file."""
-    import fcntl
+# stand-ins that stay one command's: an empty ``.git`` or ``.tui-agent`` marks a
+# repository or a project to tui-agent (``find_worktree``, ``project_root``) and to other
+# tools, so a session started meanwhile below one would take the wrong folder. The rest
+# (``.claude``, ``.vscode``, ``.git/hooks``…: empty, they change nothing for git or
+# anything that reads them) a session keeps until it ends (``_kept``, ``release_stand_ins``)
+PER_COMMAND = (".git", ".tui-agent")
+
+
+def _lock_files(worktree: Path) -> Path:
+    """The worktree's lock files, without their suffix: ``.lock`` (held shared by every
+    running command), ``.state`` (stand-ins one command made), ``.sessions`` (held shared
+    by every session that keeps stand-ins) and ``.kept`` (the stand-ins sessions keep)."""
     import hashlib
 
     import platformdirs
 
     folder = Path(platformdirs.user_cache_dir(paths.APP)) / "sandbox-locks"
     folder.mkdir(parents=True, exist_ok=True)
-    name = hashlib.sha256(str(worktree.resolve()).encode()).hexdigest()[:24]
-    with open(folder / f"{name}.lock", "a+") as users:
+    return folder / hashlib.sha256(str(worktree.resolve()).encode()).hexdigest()[:24]
+
+
+# the sessions that keep stand-ins: (session's /tmp, lock files) -> the ``.sessions``
+# descriptor it holds shared, and the stand-ins recorded for it
+_KEPT: dict[tuple[Path, Path], tuple[int, set[str]]] = {}
+
+
+@contextlib.contextmanager
+def _placeholders(
+    worktree: Path, places: list[Path], session: Path | None = None
+) -> Iterator[None]:
+    """Protected paths that did not exist get an empty folder in the worktree (bwrap's
+    mount point for the read-only stand-in). They are removed when the last sandboxed
+    command on this worktree ends, in any tui-agent process: every command holds a shared
+    ``flock`` on the worktree's lock file while it runs, and the one that can then take it
+    exclusively removes the stand-ins recorded in the state file (the folders it names
+    that are still empty). A folder the user made is never in that file.
+
+    A ``session`` (its private /tmp names it) keeps those not ``PER_COMMAND`` until it
+    ends: made by its first command that needs them (16 folder operations fewer for each
+    later command, ~1 ms each while the disk is busy), removed when no command runs and
+    no session keeps stand-ins on the worktree (``release_stand_ins``, or a command's end)."""
+    import fcntl
+
+    base = _lock_files(worktree)
+    kept = [p for p in places if session is not None and p.name not in PER_COMMAND]
+    if kept:
+        assert session is not None
+        _kept(session, base, kept)
+    mine = [p for p in places if session is None or p.name in PER_COMMAND]
+    with open(base.with_suffix(".lock"), "a+") as users:
         fcntl.flock(users, fcntl.LOCK_SH)
-        if places:
-            _record(folder / f"{name}.state", lambda made: made | {str(p) for p in places})
+        if mine:
+            _record(base.with_suffix(".state"), lambda made: made | {str(p) for p in mine})
         try:
             yield
         finally:
@@ -105,7 +139,64 @@ def _placeholders(worktree: Path, places: list[Path]) -> Iterator[None]:
             except OSError:
                 pass  # another command still runs on this worktree: the last one cleans
             else:
-                _record(folder / f"{name}.state", _remove_stand_ins)
+                _record(base.with_suffix(".state"), _remove_stand_ins)
+                _sessions_over(base)
+
+
+def _kept(session: Path, base: Path, places: list[Path]) -> None:
+    """Record ``places`` as stand-ins ``session`` keeps, holding the worktree's
+    ``.sessions`` lock shared from its first (nobody removes them while it is held)."""
+    import fcntl
+
+    held = _KEPT.get((session, base))
+    if held is None:
+        fd = os.open(base.with_suffix(".sessions"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        held = _KEPT[(session, base)] = (fd, set())
+    new = {str(p) for p in places} - held[1]
+    if new:  # recorded before bwrap makes them
+        _record(base.with_suffix(".kept"), lambda made: made | new)
+        held[1].update(new)
+
+
+def _sessions_over(base: Path) -> None:
+    """With no command running (the caller holds ``.lock`` exclusively): if no session
+    keeps stand-ins either, remove those sessions kept (one that ended without closing
+    left its own)."""
+    import fcntl
+
+    sessions = base.with_suffix(".sessions")
+    try:
+        fd = os.open(sessions, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return  # no session ever kept any here
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pass  # a session still keeps them: it removes them when it ends
+    else:
+        _record(base.with_suffix(".kept"), _remove_stand_ins)
+    finally:
+        os.close(fd)
+
+
+def release_stand_ins(session: Path) -> None:
+    """``session`` is over: it keeps its stand-ins no longer; they are removed now if no
+    command runs and no other session keeps stand-ins on the worktree, else later by
+    whichever ends last (``release_tmp``)."""
+    import fcntl
+
+    for key in [k for k in _KEPT if k[0] == session]:
+        fd, _places = _KEPT.pop(key)
+        os.close(fd)
+        base = key[1]
+        with open(base.with_suffix(".lock"), "a+") as users:
+            try:
+                fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a command runs: the last one to end removes them
+            _record(base.with_suffix(".state"), _remove_stand_ins)
+            _sessions_over(base)
 
 
 def _record(state: Path, change: Any) -> None:

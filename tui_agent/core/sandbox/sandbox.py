@@ -20,7 +20,8 @@ anywhere, or write outside the project. Inside the sandbox:
   ``.mcp.json``) in the session's folder and every folder up to the worktree's top;
   ``.git`` is a mount point (cannot be renamed away), read-only if a file; folders not
   there yet (``.git`` too) get an empty read-only folder in their place, so a command
-  cannot make them (removed by the last command on the worktree: ``_placeholders``); files
+  cannot make them (removed when no command runs on the worktree and, but for ``.git``
+  and ``.tui-agent``, no session that made them lives: ``_placeholders``); files
   not there yet (``.mcp.json``, ``.git/commondir``) that a command makes are moved aside
   when it ends (``made_kept``), before anything reads them;
 - a worktree that is HOME or above it (``/``) is not writable: dotfiles and tui-agent's
@@ -84,13 +85,13 @@ from .host import (
     SOCKET_FOLDERS,
     _bwrap_has,
     _children,
-    _exists,
     _expand,
     _expanded,
     _folder,
     _host_sockets,
     _identity,
     _matched,
+    _real_paths,
     _within,
     availability,
     host_sockets,
@@ -162,6 +163,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("tui_agent.sandbox")
+# Sandbox.program's answers, for this process (a session makes a Sandbox for each
+# command): re-checked on each use; a PATH search resolves every folder on it
+_PROGRAMS: dict[tuple[object, ...], str] = {}
 
 # what setlocale() reads: passed to the command by bwrap's --setenv (``arguments``), so
 # the programs that start it (bwrap, and nsenter where it does the hop) load no locale;
@@ -207,10 +211,6 @@ class Sandbox:
     restored: list[str] = field(default_factory=list)  # protected entries put back
     folder: Path | None = None
     prefix: Path = field(default_factory=lambda: Path(sys.prefix))  # tui-agent's Python
-    # program()'s answers (re-checked on each use): PATH search resolves every folder
-    _programs: dict[tuple[object, ...], str] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
 
     @classmethod
     def of(
@@ -249,7 +249,7 @@ class Sandbox:
         real = [w.resolve() for w in writable]
         search = os.environ.get("PATH", os.defpath)
         key = (name, search, tuple(writable))
-        found = self._programs.get(key)
+        found = _PROGRAMS.get(key)
         # remembered for the same PATH and writable folders, and checked again each time
         # (cheaply: one folder resolved, not every PATH entry) that the program is still
         # there and its folder, wherever it now leads, is not one a command can write
@@ -265,9 +265,9 @@ class Sandbox:
         ]
         found = shutil.which(name, path=os.pathsep.join(folders)) if folders else None
         if found is None:
-            self._programs.pop(key, None)
+            _PROGRAMS.pop(key, None)
         else:
-            self._programs[key] = found
+            _PROGRAMS[key] = found
         return found
 
     @property
@@ -306,10 +306,10 @@ class Sandbox:
             f"secrets and credential folders hidden, Unix sockets outside masked; {asks}."
         )
 
-    def hidden(self) -> list[Path]:
+    def hidden(self, seen: list[Path] | None = None) -> list[Path]:
         """What the command must not see, as real paths (a symlinked ~/.aws is hidden
         where it leads): credentials, histories, tui-agent's config, state (sessions,
-        checkpoints) and cache (other sessions' /tmp), host sockets."""
+        checkpoints) and cache (other sessions' /tmp), host sockets. ``seen``: ``_seen()``."""
         home = str(self.home)
         found = [
             m for p in (*DEFAULT_HIDE, *self.settings.hide) for m in _matched(_expanded(p, home))
@@ -321,16 +321,15 @@ class Sandbox:
             found.append(agent)
         # as real paths (strings until then: this runs for every command); a dangling link:
         # nothing to hide
-        real = [Path(os.path.realpath(p)) for p in found if _exists(p)]
-        seen = self._seen()
-        kept = [
-            p  # under the real /tmp and not bound in: not there to hide
-            for p in real
-            if not p.is_relative_to("/tmp") or any(p.is_relative_to(s) for s in seen)
-        ]
+        seen_in = [_folder(s) for s in (self._seen() if seen is None else seen)]
+        kept = {
+            p: _folder(p)  # under the real /tmp and not bound in: not there to hide
+            for p in _real_paths(found)
+            if not _within(p, ["/tmp/"]) or _within(p, seen_in)
+        }
         # a hidden folder covers what is below it (bwrap could not mount there)
         return [
-            p for p in dict.fromkeys(kept) if not any(p != o and p.is_relative_to(o) for o in kept)
+            Path(p) for p in kept if not any(p != o and _within(p, [f]) for o, f in kept.items())
         ]
 
     def _seen(self) -> list[Path]:
@@ -444,13 +443,15 @@ class Sandbox:
             env |= netproxy.proxy_env()
         return env
 
-    def masked_sockets(self, hidden: list[Path] | None = None) -> list[Path]:
+    def masked_sockets(
+        self, hidden: list[Path] | None = None, seen: list[Path] | None = None
+    ) -> list[Path]:
         """The host's Unix sockets a command would otherwise reach: not those in
         ``unix_sockets``, under a ``hidden`` folder, or in the real /tmp (not bound in)."""
         allowed = {str(_expand(p, self.home).resolve()) for p in self.settings.unix_sockets}
-        hidden = self.hidden() if hidden is None else hidden
+        hidden = self.hidden(seen) if hidden is None else hidden
         covered = [_folder(h) for h in hidden]
-        seen = [_folder(s) for s in self._seen()]
+        seen_in = [_folder(s) for s in (self._seen() if seen is None else seen)]
         # on strings, each folder resolved once: a desktop has a hundred sockets, and this
         # runs for every command
         found = []
@@ -463,7 +464,7 @@ class Sandbox:
             real = os.path.join(folder, name)
             if real in allowed or _within(real, covered):
                 continue
-            if _within(real, ["/tmp/"]) and not _within(real, seen):
+            if _within(real, ["/tmp/"]) and not _within(real, seen_in):
                 continue
             found.append(real)
         return [Path(p) for p in dict.fromkeys(found)]
@@ -514,7 +515,8 @@ class Sandbox:
         git = self.worktree / ".git"
         if not exposed and git.is_dir() and not git.is_symlink():  # cannot be renamed away
             args += ["--bind", str(git), str(git)]
-        hidden = self.hidden()
+        seen = self._seen()  # resolved once for both
+        hidden = self.hidden(seen)
         for place in hidden:  # after the writable binds, so none uncovers them
             if place.is_dir():
                 args += ["--tmpfs", str(place), "--remount-ro", str(place)]
@@ -528,7 +530,7 @@ class Sandbox:
                 args += ["--ro-bind", str(place), str(place)]
             for place in made.stand_ins:  # an empty read-only folder keeps it from being made
                 args += ["--tmpfs", str(place), "--remount-ro", str(place)]
-        for place in self.masked_sockets(hidden):  # connect() finds no server there
+        for place in self.masked_sockets(hidden, seen):  # connect() finds no server there
             args += ["--ro-bind", "/dev/null", str(place)]
         if not self.settings.network:
             args.append("--unshare-net")
@@ -559,7 +561,7 @@ class Sandbox:
             return args, env
 
         with (
-            _placeholders(self.worktree, made.stand_ins),
+            _placeholders(self.worktree, made.stand_ins, self.tmp),
             links_kept(made.kept, self.restored),
             made_kept(made.watched, self.worktree, self.restored),
         ):
