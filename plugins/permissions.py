@@ -20,6 +20,7 @@ hold. ``"sandbox": false`` (run outside) is always asked, in every mode but plan
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -86,6 +87,8 @@ def permissions(session: tui_agent.Session) -> None:
         )
     )
 
+    one_question = asyncio.Lock()  # one at a time: subagents run side by side
+
     @session.toolbox.before()
     async def guard(args: dict[str, Any], tool_name: str) -> None:
         call = tui_agent.current_call()
@@ -123,6 +126,8 @@ def permissions(session: tui_agent.Session) -> None:
         ):
             return
         patterns = tuple(dict.fromkeys(session_pattern(tool_name, v.subject) for v in asking))
+        agent = call.context.agent if call is not None and call.context is not None else "main"
+        definition = session.agents.definitions.get(agent) if agent != "main" else None
         request = tui_agent.ApprovalRequest(
             tool=tool_name,
             called_as=called_as,
@@ -131,8 +136,14 @@ def permissions(session: tui_agent.Session) -> None:
             rule=OUTSIDE if sandbox is not None else asking[0].rule,
             session_pattern=", ".join(patterns),
             patterns=patterns,
+            agent="" if agent == "main" else agent,
+            agent_description=definition.description if definition is not None else "",
         )
-        decision = await session.permissions.ask(request)
+        async with one_question:
+            now = rules().check_all(tool_name, subjects, aliases(tool_name))
+            if sandbox is None and not any(v.action == "ask" for v in now):
+                return  # allowed for the session by the question answered while this waited
+            decision = await session.permissions.ask(request)
         if decision.choice == "session":
             for pattern in patterns:
                 allowed = session_allows.setdefault(tool_name, [])

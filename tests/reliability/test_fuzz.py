@@ -165,6 +165,7 @@ BUNDLED = {
     "execute": ["command", "timeout", "workdir", "sandbox"],
     "git": ["args"],
     "todo": ["todos"],
+    "task": ["description", "prompt", "agent"],
 }
 HARMLESS_COMMANDS = ["true", ":", "echo fuzz", "exit 3", "printf '%s' ok", "echo err >&2"]
 READ_ONLY_GIT = ["status", "diff", "log", "show", "branch"]
@@ -218,6 +219,9 @@ well_typed: dict[str, st.SearchStrategy[Any]] = {
     "command": st.sampled_from(HARMLESS_COMMANDS),
     "sandbox": mostly(st.just(True), False),  # false: asked, and denied headless
     "args": st.text(max_size=16) | st.lists(st.text(max_size=8), max_size=4),
+    "description": st.text(max_size=12),
+    "prompt": st.text(max_size=20),
+    "agent": st.text(max_size=8),
     "todos": st.lists(
         st.fixed_dictionaries(
             {
@@ -261,6 +265,10 @@ def tool_args(draw: st.DrawFn, tool: str) -> Any:
             args[key] = draw(safe_paths)
     if tool == "execute" and isinstance(args.get("command"), str):
         args["command"] = draw(st.sampled_from(HARMLESS_COMMANDS))
+    if tool == "task":  # no subagent that would call a model: none is served here
+        args["agent"] = draw(st.sampled_from(["nobody", "reviewer"]) | st.text(max_size=4))
+        if args["agent"] in ("", "general", "explore"):
+            args["agent"] = "nobody"
     if tool == "git":
         sub = draw(st.sampled_from(READ_ONLY_GIT))
         words = args.get("args")

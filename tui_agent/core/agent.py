@@ -14,11 +14,12 @@ import os
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .protocol import events as ev
 from .protocol.messages import (
     AssistantMessage,
+    Message,
     ToolMessage,
     UserMessage,
     openai_dict,
@@ -32,7 +33,6 @@ from .util.secrets import SECRET_KEYS
 if TYPE_CHECKING:
     from .conversation.budget import Budget
     from .conversation.steering import Steering
-    from .conversation.transcript import Transcript
     from .protocol.context import ToolContext
     from .protocol.output import Output
     from .tools.toolbox import Toolbox
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tui_agent.agent")
 
 DEFAULT_MAX_STEPS = 50
+DEFAULT_MAX_SUBAGENTS = 4  # max_subagents: calls of a parallel tool (task) run at once
 DEFAULT_ATTEMPTS = 10  # requests in all for one reply, as Claude Code; llmock calls more a storm
 DEFAULT_BASE_DELAY = 1.0
 MAX_DELAY = 30.0
@@ -59,6 +60,17 @@ class Reply:
     finish: str | None = None
 
 
+class Recorder(Protocol):
+    """What the loop records to and builds its requests from: the session's transcript
+    (its journal with it), or a subagent's own (``delegation``)."""
+
+    def record(self, message: Mapping[str, Any]) -> Message: ...
+
+    def request(self, system_prompt: str) -> list[Message]: ...
+
+    def close_open_calls(self, reason: str) -> None: ...
+
+
 def new_message_id() -> str:
     """An assistant message's id, as opencode spells them (``msg_`` and 24 hex digits)."""
     return f"msg_{os.urandom(12).hex()}"
@@ -68,12 +80,18 @@ class Agent:
     """The loop over its parts, with no reference back to the session: the transcript it
     records to, the toolbox it calls, the events and notes it emits, and functions for
     what changes under it (settings and provider after ``/reload`` or ``/model``, the
-    offered tools, the system prompt, each call's context)."""
+    offered tools, the system prompt, each call's context).
+
+    ``allowed(name)``: why this agent may not call ``name`` (a subagent's tools are a
+    subset: a call outside it is answered with that error, nothing runs), or None.
+    ``parallel(name)``: calls of that tool next to each other in one reply run at the same
+    time (``task``: subagents), at most ``max_subagents`` at once; the others run one by
+    one in order, as before."""
 
     def __init__(
         self,
         *,
-        transcript: Transcript,
+        transcript: Recorder,
         toolbox: Toolbox,
         events: ev.EventBus,
         output: Output,
@@ -85,6 +103,8 @@ class Agent:
         budget: Budget | None = None,
         before_tools: Callable[[], Awaitable[None]] | None = None,
         steering: Steering | None = None,
+        allowed: Callable[[str], str | None] | None = None,
+        parallel: Callable[[str], bool] | None = None,
     ) -> None:
         self.transcript = transcript
         self.toolbox = toolbox
@@ -98,6 +118,8 @@ class Agent:
         self.budget = budget
         self.before_tools = before_tools  # the checkpoint before a turn's first tool call
         self.steering = steering  # what the user sent into the turn (session.steer)
+        self.allowed = allowed
+        self.parallel = parallel
         self.tokens = ev.UsageUpdate(0, 0, 0)
         self._pending: Reply | None = None
 
@@ -143,11 +165,13 @@ class Agent:
                 if self.before_tools is not None:
                     await self.before_tools()
                 message_id = new_message_id()  # the reply's: its calls share it
-                for call in reply.calls:
-                    result = await self._run_call(call, cut=cut, message_id=message_id)
-                    if self.budget is not None:  # one result never floods the window
-                        result = self.budget.cap(call.name, result)
-                    self.transcript.record(ToolMessage(call.id, result))
+                for group in self._groups(reply.calls):
+                    if len(group) == 1:
+                        call = group[0]
+                        result = await self._run_call(call, cut=cut, message_id=message_id)
+                        self._record_result(call, result)
+                    else:
+                        await self._run_together(group, cut=cut, message_id=message_id)
                 for steer in self.steering.take() if self.steering is not None else ():
                     steered = UserMessage(steer.content, origin="steer", prompt=steer.prompt)
                     self.transcript.record(steered)  # seen by the next request
@@ -159,6 +183,52 @@ class Agent:
             self.transcript.close_open_calls(CANCELLED)
             self.events.emit(ev.TurnFinished(reply_text, cancelled=True, steps=steps))
             raise
+
+    def _record_result(self, call: ToolCall, result: Result) -> None:
+        if self.budget is not None:  # one result never floods the window
+            result = self.budget.cap(call.name, result)
+        self.transcript.record(ToolMessage(call.id, result))
+
+    def _groups(self, calls: list[ToolCall]) -> list[list[ToolCall]]:
+        """The reply's calls in order, those of a parallel tool next to each other taken
+        together."""
+        groups: list[list[ToolCall]] = []
+        together = False
+        for call in calls:
+            parallel = self.parallel is not None and self.parallel(call.name)
+            if parallel and together:
+                groups[-1].append(call)
+            else:
+                groups.append([call])
+            together = parallel
+        return groups
+
+    async def _run_together(self, calls: list[ToolCall], *, cut: bool, message_id: str) -> None:
+        """Run ``calls`` at the same time (at most ``max_subagents`` at once) and record
+        their results in the reply's order. A cancel cancels every one and waits for them;
+        the results of those that had finished are kept, the others are answered as
+        cancelled (``close_open_calls``)."""
+        limit = asyncio.Semaphore(
+            max(1, int(self._setting("max_subagents", DEFAULT_MAX_SUBAGENTS)))
+        )
+
+        async def one(call: ToolCall) -> Result:
+            async with limit:
+                return await self._run_call(call, cut=cut, message_id=message_id)
+
+        tasks = [asyncio.ensure_future(one(call)) for call in calls]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for call, task in zip(calls, tasks, strict=True):
+                if not task.cancelled() and task.exception() is None:
+                    self._record_result(call, task.result())
+            raise
+        for call, task in zip(calls, tasks, strict=True):
+            self._record_result(call, task.result())
 
     def _finished(self, outcome: ev.TurnFinished) -> ev.TurnFinished:
         self.events.emit(outcome)
@@ -192,11 +262,17 @@ class Agent:
             problem = f"invalid JSON arguments for {call.name}: {problem}"
             if cut:
                 problem = CUT_CALL.format(name=call.name)
+        context = self.tool_context(call_id=call.id, message_id=message_id or new_message_id())
+        if problem is None and self.allowed is not None:
+            problem = self.allowed(call.name)
         if problem is not None:  # announced and answered by the toolbox, like every call
             return self.toolbox.reject(
-                call.name, problem, call_id=call.id, arguments=call.arguments
+                call.name,
+                problem,
+                call_id=call.id,
+                arguments=call.arguments,
+                parent=context.parent_call,
             )
-        context = self.tool_context(call_id=call.id, message_id=message_id or new_message_id())
         return await self.toolbox.run(call.name, args, context)
 
     async def _reply(self, provider: Provider) -> Reply:

@@ -67,7 +67,7 @@ from .pilot import (
     wait_for,
     wait_for_text,
 )
-from .server import Call, FakeOpenAI, Faults, Reply
+from .server import Call, FakeOpenAI, Faults, Reply, agent_of
 
 __all__ = [
     "Call",
@@ -75,6 +75,7 @@ __all__ = [
     "Faults",
     "Person",
     "Reply",
+    "agent_of",
     "chat_text",
     "count_tokens",
     "fake_openai",

@@ -4,6 +4,7 @@ thinking, ``Call`` tool calls, faults) over real HTTP on 127.0.0.1 and records r
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import time
@@ -55,6 +56,29 @@ class Reply:
 
 
 STREAM_FAULTS = ("disconnect", "truncate", "malformed", "stall")
+_SUBAGENT = re.compile(r'^# Subagent "([^"]+)"', re.MULTILINE)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
+
+
+def agent_of(body: Mapping[str, Any]) -> str:
+    """The subagent a request is from ("" for the session's own agent): tui-agent's
+    system prompt names it (``# Subagent "name"``)."""
+    messages = body.get("messages") or []
+    system = next((m for m in messages if isinstance(m, dict) and m.get("role") == "system"), {})
+    found = _SUBAGENT.search(_text(system.get("content")))
+    return found.group(1) if found else ""
+
+
+def first_prompt(body: Mapping[str, Any]) -> str:
+    """The text of a request's first user message."""
+    messages = body.get("messages") or []
+    first = next((m for m in messages if isinstance(m, dict) and m.get("role") == "user"), {})
+    return _text(first.get("content"))
 
 
 @dataclass
@@ -163,6 +187,7 @@ class FakeOpenAI:
             f"{key.split()[0].upper()} {key.split()[-1]}": value
             for key, value in (extra_routes or {}).items()
         }
+        self.routes: list[tuple[Callable[[dict[str, Any]], bool], list[Reply]]] = []
         self.rejected: list[str] = []
         self.overflowed: list[int] = []
         self.routed: list[tuple[str, str, Any]] = []
@@ -209,10 +234,34 @@ class FakeOpenAI:
     async def __aexit__(self, *exc: object) -> None:
         self.stop()
 
+    # -- scripts for subagents ---------------------------------------------------------------
+
+    def for_agent(self, name: str, replies: list[Reply]) -> FakeOpenAI:
+        """The requests of the subagent ``name`` (a ``task`` call's child) get ``replies``,
+        in order, whatever the main script holds; its other requests go on as before.
+        Returns the server, so routes chain."""
+        return self.when(lambda body: agent_of(body) == name, replies)
+
+    def when(
+        self, match: str | Callable[[dict[str, Any]], bool], replies: list[Reply]
+    ) -> FakeOpenAI:
+        """Requests that ``match`` get ``replies``, in order: ``match`` is a text found in
+        the request's first user message (a subagent's prompt), or a function of the
+        request's body. Checked before the main script, in the order the routes were made,
+        while the route has replies left."""
+        if isinstance(match, str):
+            text = match
+            match = lambda body: text in first_prompt(body)  # noqa: E731
+        self.routes.append((match, list(replies)))
+        return self
+
     def next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            for match, replies in self.routes:
+                if replies and match(body):
+                    return replies.pop(0)
             faults = self.faults
             if faults is not None:
                 error = faults.error()

@@ -412,8 +412,9 @@ async def test_the_status_border_shows_the_context_share(project: Path) -> None:
 async def test_the_app_compacts_and_shows_a_note_in_the_chat(project: Path) -> None:
     from tui_agent.testing import chat_text, run_app, send, turn_over, wait_for_text
 
-    configure(context_window=2048)
-    async with FakeOpenAI(context_limit=2048, responder=answering()) as server:
+    # 3,072: the bundled tools' definitions alone are over 1,500 tokens (task, todo)
+    configure(context_window=3072)
+    async with FakeOpenAI(context_limit=3072, responder=answering()) as server:
         session = create_session(project, base_url=server.base_url, model="fake-model")
         async with run_app(session) as pilot:
             for n in range(6):
@@ -432,9 +433,9 @@ def test_headless_runs_compact_and_say_so(project: Path, tmp_path: Path) -> None
     import subprocess
     import sys
 
-    configure(context_window=2048)
+    configure(context_window=3072)  # the bundled tools' definitions: over 1,500 tokens
     said = ""
-    with FakeOpenAI(context_limit=2048, responder=answering()) as server:
+    with FakeOpenAI(context_limit=3072, responder=answering()) as server:
         for n in range(6):
             done = subprocess.run(
                 [

@@ -8,9 +8,7 @@ from .definitions import AgentDefinition
 GENERAL = AgentDefinition(
     name="general",
     description=(
-        "General-purpose agent for multi-step tasks: researching complex questions, "
-        "searching code and making changes across files. Use it for a self-contained job "
-        "whose intermediate steps the main conversation does not need; it reports back "
+        "Multi-step jobs: research, code searches, changes across files; reports back "
         "with a summary."
     ),
     instructions=(
@@ -25,9 +23,8 @@ GENERAL = AgentDefinition(
 EXPLORE = AgentDefinition(
     name="explore",
     description=(
-        "Fast, read-only agent for finding files and code: searches by file name and "
-        "content and answers questions about the codebase without changing anything. Say "
-        "how thorough it should be (a quick lookup or a thorough survey)."
+        "Read-only and fast: finds files and code, answers questions about the codebase. "
+        "Say how thorough to be."
     ),
     instructions=(
         "You are a read-only search agent. Find what the prompt asks for with glob, grep, "

@@ -72,6 +72,7 @@ class Extensions:
         self.moments = Moments(output)  # on("prompt" | "stop" | "start"): this load's
         self._kept: dict[str, object] = {}
         self._provider: Provider | None = None
+        self._models: dict[str, Provider] = {}  # subagents' models (provider_for)
         self._pending: asyncio.Task[None] | None = None
 
     # -- loading ----------------------------------------------------------------------------
@@ -125,6 +126,7 @@ class Extensions:
         self.config = config
         self.providers = plugins.provider_registrations(config)
         self._provider = None
+        self._models = {}
         self.problems = report.problems  # the same list: problems found later show too
         self.toolbox.clear()
         self.toolbox.stats.clear()
@@ -278,6 +280,21 @@ class Extensions:
             self._provider = factory(dict(self.config.settings))
         return self._provider
 
+    def provider_for(self, model: str | None) -> Provider:
+        """The provider for ``model`` (a subagent's): the one in use when ``model`` is None
+        or the model in use, else one made like it with ``model`` (kept for this load)."""
+        if not model or model == self.model:
+            return self.provider
+        made = self._models.get(model)
+        if made is None:
+            name = self.provider_name
+            registration = self.providers.get(name)
+            factory = registration.fn if registration is not None else BUILTIN.get(name)
+            if factory is None:
+                return self.provider  # raises, saying which providers are known
+            made = self._models[model] = factory({**self.config.settings, "model": model})
+        return made
+
     def provider_names(self) -> list[str]:
         return sorted({*BUILTIN, *self.providers})
 
@@ -288,3 +305,4 @@ class Extensions:
                 self.flags[key] = value
                 self.config.settings[key] = value
         self._provider = None
+        self._models = {}

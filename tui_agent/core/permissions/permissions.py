@@ -22,13 +22,15 @@ from ..util.paths import AGENT_CONFIG
 from .shell import is_opaque, split_commands
 
 ACTIONS = ("allow", "ask", "deny")
-# todo: the model's own list, kept in the session (nothing on disk)
+# todo: the model's own list, kept in the session (nothing on disk); task: delegating
+# changes nothing (each of the subagent's calls is checked as the session's are)
 DEFAULTS: dict[str, str] = {
     "read": "allow",
     "glob": "allow",
     "grep": "allow",
     "list": "allow",
     "todo": "allow",
+    "task": "allow",
 }
 PATH_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list"})
 # What decides what runs, at any depth: tui-agent's and the other agents' config, plugins,

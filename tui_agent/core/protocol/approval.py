@@ -11,6 +11,9 @@ Choice = Literal["once", "session", "always", "deny", "feedback"]
 
 @dataclass(frozen=True)
 class ApprovalRequest:
+    """One call to ask about. ``agent``: who makes it, when a subagent does (its name and
+    ``agent_description``; "" for the session's own agent): the dialog says so."""
+
     tool: str
     called_as: str
     args: dict[str, Any] = field(default_factory=dict)
@@ -18,6 +21,8 @@ class ApprovalRequest:
     rule: str = ""
     session_pattern: str = "*"
     patterns: tuple[str, ...] = ()
+    agent: str = ""
+    agent_description: str = ""
 
 
 @dataclass(frozen=True)

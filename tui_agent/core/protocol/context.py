@@ -22,7 +22,9 @@ class ToolContext:
 
     ``message_id`` is the id of the assistant message whose tool calls these are (one
     reply's calls share it); ``call_id`` is the call's own. The page's camelCase names
-    answer too: ``sessionID``, ``messageID`` (and ``callID``)."""
+    answer too: ``sessionID``, ``messageID`` (and ``callID``). ``agent`` is the agent
+    making the call: ``main``, or a subagent's name (then ``parent_call`` is the id of the
+    ``task`` call it runs for)."""
 
     agent: str = "main"
     session_id: str = ""
@@ -30,6 +32,7 @@ class ToolContext:
     directory: str = field(default_factory=os.getcwd)
     worktree: str = ""
     call_id: str = ""
+    parent_call: str = ""  # the ``task`` call whose subagent makes this call ("" for main)
 
     def __post_init__(self) -> None:
         if not self.worktree:

@@ -36,10 +36,15 @@ class ThinkingChunk:
 
 @dataclass(frozen=True)
 class ToolCallStarted:
+    """``parent``: the id of the ``task`` call whose subagent made this call ("" for the
+    session's own agent); ``agent`` its name."""
+
     call_id: str
     name: str
     arguments: str
     args: dict[str, Any] | None
+    parent: str = ""
+    agent: str = "main"
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,8 @@ class ToolCallFinished:
     name: str
     result: Result
     elapsed: float
+    parent: str = ""
+    agent: str = "main"
 
 
 @dataclass(frozen=True)
@@ -221,6 +228,42 @@ class TodoChanged:
         return {"todos": [item.to_dict() for item in self.todos], "reason": self.reason}
 
 
+@dataclass(frozen=True)
+class SubagentStarted:
+    """A ``task`` call (``call_id``) started the subagent ``agent`` on ``description``."""
+
+    call_id: str
+    agent: str
+    description: str
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class SubagentEvent:
+    """What a subagent's own loop said (its ``TextChunk``, ``ThinkingChunk``,
+    ``UsageUpdate``, ``Retrying``, notes…), for the ``task`` call ``call_id``. Its tool
+    calls come as ``ToolCallStarted``/``ToolCallFinished`` with ``parent`` = ``call_id``."""
+
+    call_id: str
+    agent: str
+    event: Any
+
+
+@dataclass(frozen=True)
+class SubagentFinished:
+    """The subagent of ``call_id`` ended: its last reply, or the error or cancel that
+    ended it; its tokens (all its requests) and seconds."""
+
+    call_id: str
+    agent: str
+    reply: str = ""
+    error: str | None = None
+    cancelled: bool = False
+    tokens: int = 0
+    seconds: float = 0.0
+    steps: int = 0
+
+
 Event = (
     TurnStarted
     | TextChunk
@@ -244,6 +287,9 @@ Event = (
     | ModeChanged
     | Steered
     | TodoChanged
+    | SubagentStarted
+    | SubagentEvent
+    | SubagentFinished
     | Note
 )
 

@@ -18,10 +18,11 @@ from ..checkpoints.controller import Checkpoints, load_from
 from ..conversation.budget import Budget
 from ..conversation.mentions import Expanded
 from ..conversation.steering import Steer
+from ..delegation import Delegation
 from ..extensions.commands import Commands
 from ..extensions.extensions import Extensions
 from ..extensions.plugins import LoadReport
-from ..project.config import Config
+from ..project.config import Config, LoadProblem
 from ..project.workspace import Workspace
 from ..protocol.context import ToolContext
 from ..protocol.events import (
@@ -141,8 +142,24 @@ class Session:
             before_tools=self.checkpoints.before_tools,
             steering=self.conversation.steering,
         )
+        self.agents = Delegation(
+            project=lambda: self.workspace.project,
+            trusted=lambda: self.workspace.trusted,
+            toolbox=self.toolbox,
+            events=self.events,
+            settings=lambda: self.config.settings,
+            provider_for=self.extensions.provider_for,
+            providers=self.extensions.provider_names,
+            offered_tools=self.extensions.offered_tools,
+            system_prompt=self._system_prompt,
+            tool_context=self._tool_context,
+            write=lambda record: self.conversation.journal.write_record(record),
+            problems=self._agent_problems,
+        )
+        self._agent.parallel = lambda name: self.toolbox.resolve(name) == "task"
         self.conversation._usage = lambda: self._agent.tokens
         self._turn: asyncio.Task[Any] | None = None
+        self._parents: dict[str, tuple[str, str]] = {}  # a subagent's call: its task call
 
     # -- the parts the SPEC names, and the frontend ---------------------------------------
 
@@ -415,13 +432,28 @@ class Session:
             raw = event.arguments
             if not raw and args is not None:
                 raw = json.dumps(args, ensure_ascii=False, default=str)
-            self.events.emit(ToolCallStarted(event.call_id, event.called_as, raw, args))
-        elif event.kind == "call_finished" and event.result is not None:
+            parent = event.parent
+            agent = self.agents.agent_of(parent) or "main" if parent else "main"
+            if parent:
+                self._parents[event.call_id] = (parent, agent)
             self.events.emit(
-                ToolCallFinished(event.call_id, event.called_as, event.result, event.elapsed)
+                ToolCallStarted(event.call_id, event.called_as, raw, args, parent, agent)
+            )
+        elif event.kind == "call_finished" and event.result is not None:
+            parent, agent = self._parents.pop(event.call_id, ("", "main"))
+            self.events.emit(
+                ToolCallFinished(
+                    event.call_id, event.called_as, event.result, event.elapsed, parent, agent
+                )
             )
         elif event.kind in ("tools", "hooks"):
             self.events.emit(ToolsChanged(event.kind, event.name))
+
+    def _agent_problems(self, problems: list[str]) -> None:
+        """Agent files that did not read well are load problems, shown as plugins' are."""
+        for problem in problems:
+            where, _, error = problem.partition(": ")
+            self.extensions.problems.append(LoadProblem(where, error or problem))
 
     def _hidden(self, name: str) -> bool:
         return self.extensions.hidden(name)

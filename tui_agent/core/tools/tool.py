@@ -74,6 +74,7 @@ class ToolboxEvent:
     elapsed: float = 0.0
     call_id: str = ""
     arguments: str = ""
+    parent: str = ""  # the ``task`` call whose subagent made this call (its context's)
 
 
 @dataclass

@@ -466,6 +466,7 @@ class Toolbox:
                     _mapping(call_args),
                     call_id=call_id,
                     arguments="" if isinstance(call_args, Mapping) else _as_text(call_args),
+                    parent=context.parent_call if context is not None else "",
                 )
             )
         if real is None:
@@ -499,17 +500,20 @@ class Toolbox:
         self._record(tool.name, name, call_args, result, time.perf_counter() - started, call_id)
         return result
 
-    def reject(self, name: str, error: str, *, call_id: str = "", arguments: str = "") -> Result:
+    def reject(
+        self, name: str, error: str, *, call_id: str = "", arguments: str = "", parent: str = ""
+    ) -> Result:
         """A call that cannot be made (its arguments are not JSON, or were cut off): it is
         announced like any call and answered with ``error``; nothing runs, no hook is called.
-        ``arguments``: the raw text, shown as it came."""
+        ``arguments``: the raw text, shown as it came; ``parent``: as ``ToolboxEvent``'s."""
         result = Result({"error": error})
         if self._listeners:
             call_id = call_id or self._new_call_id()
             real = self.resolve(name) or name
-            self._emit(
-                ToolboxEvent("call_started", real, name, call_id=call_id, arguments=arguments)
+            started = ToolboxEvent(
+                "call_started", real, name, call_id=call_id, arguments=arguments, parent=parent
             )
+            self._emit(started)
             self._finished(real, name, None, result, 0.0, call_id)
         return result
 

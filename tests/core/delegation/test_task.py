@@ -1,0 +1,252 @@
+"""Subagents (issue 30) through the real loop and client against the testing kit's server:
+a ``task`` call runs an agent from its file (Claude Code's example verbatim), with a fresh
+transcript and only its tools; calls in one reply overlap; a cancel leaves a valid
+transcript and no running child; a child's denied approval is an error result; the
+child's run is journaled with its call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURES
+
+from tui_agent import Decision, Session, create_session
+from tui_agent.core.delegation import child_records
+from tui_agent.events import SubagentFinished, SubagentStarted, ToolCallStarted
+from tui_agent.testing import Call, FakeOpenAI, Person, Reply, agent_of, transcript_problem
+
+REVIEWER = FIXTURES / "agents" / "claude" / "code-reviewer.md"
+
+
+def session_for(project: Path, server: FakeOpenAI, **flags: Any) -> Session:
+    return create_session(project, base_url=server.base_url, model="m", trust=True, **flags)
+
+
+def with_reviewer(project: Path) -> None:
+    folder = project / ".claude" / "agents"
+    folder.mkdir(parents=True)
+    shutil.copy(REVIEWER, folder / "code-reviewer.md")
+
+
+def offered(body: dict[str, Any]) -> list[str]:
+    return sorted(tool["function"]["name"] for tool in body.get("tools") or [])
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [json.loads(m["content"]) for m in body["messages"] if m["role"] == "tool"]
+
+
+def task(prompt: str, agent: str = "general", description: str = "a job", **extra: Any) -> Call:
+    return Call("task", {"description": description, "prompt": prompt, "agent": agent, **extra})
+
+
+async def test_claude_code_reviewer_runs_with_exactly_its_tools(project: Path) -> None:
+    with_reviewer(project)
+    (project / "app.py").write_text("print('hi')\n")
+    parent = [Reply(calls=[task("Review app.py", "code-reviewer")]), Reply("Reviewed.")]
+    with FakeOpenAI(parent) as server:
+        server.for_agent(
+            "code-reviewer",
+            [
+                Reply(calls=[Call("read", {"path": "app.py"})]),
+                Reply("app.py: fine, one print."),
+            ],
+        )
+        session = session_for(project, server)
+        started: list[Any] = []
+        kinds = (SubagentStarted, ToolCallStarted)
+        session.events.listen(lambda e: started.append(e) if isinstance(e, kinds) else None)
+        reply = await session.turn("review my change")
+    assert reply == "Reviewed."
+    children = [body for body in server.requests if agent_of(body) == "code-reviewer"]
+    assert len(children) == 2
+    first = children[0]
+    # Read, Grep, Glob, Bash: Claude's names for read, grep, glob and execute
+    assert offered(first) == ["execute", "glob", "grep", "read"]
+    system = first["messages"][0]
+    assert system["role"] == "system"
+    assert "You are a senior code reviewer" in system["content"]  # the file's body
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]  # a fresh transcript
+    assert first["messages"][1]["content"] == "Review app.py"
+    assert "review my change" not in json.dumps(first["messages"])
+    # the child's read ran, under the task call
+    [read] = [e for e in started if isinstance(e, ToolCallStarted) and e.name == "read"]
+    [task_call] = [e for e in started if isinstance(e, ToolCallStarted) and e.name == "task"]
+    assert read.parent == task_call.call_id and read.agent == "code-reviewer"
+    [read_result] = tool_results(children[1])
+    assert "print('hi')" in read_result["content"]
+    # the parent got the child's final message, with its tokens and time
+    [result] = tool_results(server.requests[-1])
+    assert result["output"] == "app.py: fine, one print."
+    assert result["agent"] == "code-reviewer" and result["tokens"] == 30 and result["steps"] == 2
+    assert result["seconds"] >= 0
+    assert transcript_problem(server.requests[-1]["messages"]) is None
+
+
+async def test_a_call_outside_the_agents_tools_is_refused(project: Path) -> None:
+    with_reviewer(project)
+    with FakeOpenAI([Reply(calls=[task("Fix it", "code-reviewer")]), Reply("ok")]) as server:
+        server.for_agent(
+            "code-reviewer",
+            [Reply(calls=[Call("write", {"path": "x.txt", "content": "no"})]), Reply("could not")],
+        )
+        session = session_for(project, server)
+        await session.turn("go")
+    assert not (project / "x.txt").exists()
+    child = [b for b in server.requests if agent_of(b) == "code-reviewer"][-1]
+    [refused] = tool_results(child)
+    assert 'tool "write" is not available to the agent code-reviewer' in refused["error"]
+
+
+async def test_two_task_calls_in_one_reply_run_at_the_same_time(project: Path) -> None:
+    parent = Reply(calls=[task("find A", description="A"), task("find B", description="B")])
+    with FakeOpenAI([parent, Reply("both done")]) as server:
+        server.when("find A", [Reply("A is in a.py", pause_after=0, pause=1.0)])
+        server.when("find B", [Reply("B is in b.py", pause_after=0, pause=1.0)])
+        session = session_for(project, server)
+        began = time.monotonic()
+        assert await session.turn("find both") == "both done"
+        took = time.monotonic() - began
+    assert took < 1.8, f"the two children took {took:.2f} s: they did not overlap"
+    results = tool_results(server.requests[-1])
+    assert [r["output"] for r in results] == ["A is in a.py", "B is in b.py"]  # call order
+
+
+async def test_the_limit_runs_them_one_at_a_time(project: Path, user_config_dir: Path) -> None:
+    (user_config_dir / "config.toml").write_text('max_subagents = 1\n[permission]\n"*" = "allow"\n')
+    parent = Reply(calls=[task("find A"), task("find B")])
+    with FakeOpenAI([parent, Reply("both done")]) as server:
+        server.when("find A", [Reply("A", pause_after=0, pause=0.6)])
+        server.when("find B", [Reply("B", pause_after=0, pause=0.6)])
+        session = session_for(project, server)
+        began = time.monotonic()
+        await session.turn("go")
+        assert time.monotonic() - began >= 1.2
+
+
+async def test_cancel_during_two_children_leaves_a_valid_transcript(project: Path) -> None:
+    parent = Reply(calls=[task("slow A"), task("slow B")])
+    with FakeOpenAI([parent]) as server:
+        server.when("slow A", [Reply("A", pause_after=0, pause=5)])
+        server.when("slow B", [Reply("B", pause_after=0, pause=5)])
+        session = session_for(project, server)
+        finished: list[SubagentFinished] = []
+        session.events.listen(
+            lambda e: finished.append(e) if isinstance(e, SubagentFinished) else None
+        )
+        turn = asyncio.create_task(session.turn("go"))
+        for _ in range(200):
+            await asyncio.sleep(0.02)
+            if len(session.agents.running) == 2:
+                break
+        assert len(session.agents.running) == 2
+        assert session.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
+    assert session.agents.running == {}
+    assert sorted(f.cancelled for f in finished) == [True, True]
+    assert transcript_problem(session.conversation.messages) is None
+    tools = [m for m in session.conversation.messages if m.role == "tool"]
+    assert len(tools) == 2 and all("cancelled" in m.text.lower() for m in tools)
+
+
+@pytest.mark.real_permissions
+async def test_a_childs_denied_approval_is_an_error_result(
+    project: Path, sandbox_off: None
+) -> None:
+    parent = Reply(calls=[task("run the tests")])
+    with FakeOpenAI([parent, Reply("the child was denied")]) as server:
+        server.when(
+            "run the tests",
+            [Reply(calls=[Call("execute", {"command": "touch ran"})]), Reply("denied, stopping")],
+        )
+        session = session_for(project, server)
+        person = Person(answers=["deny"])
+        session.frontend = person
+        await session.turn("go")
+    assert person.asked == ["approve execute"]  # the task call itself was not asked about
+    [request] = person.requests
+    assert request.agent == "general" and request.agent_description
+    assert not (project / "ran").exists()
+    child = [b for b in server.requests if agent_of(b) == "general"][-1]
+    [denied] = tool_results(child)
+    assert "User denied permission: execute" in denied["error"]
+
+
+async def test_the_childs_run_is_journaled_with_its_call(project: Path) -> None:
+    (project / "a.txt").write_text("alpha\n")
+    with FakeOpenAI([Reply(calls=[task("read a.txt", id="call_task_1")]), Reply("done")]) as server:
+        server.when("read a.txt", [Reply(calls=[Call("read", {"path": "a.txt"})]), Reply("alpha")])
+        session = session_for(project, server)
+        await session.turn("go")
+    runs = child_records(session.conversation.journal.path)
+    [(call_id, (agent, messages))] = runs.items()
+    assert agent == "general"
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert messages[0]["content"] == "read a.txt" and messages[-1]["content"] == "alpha"
+    # the parent's conversation holds only its own messages: the result, not the child's
+    roles = [m.role for m in session.conversation.messages]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    resumed = create_session(project, trust=True)
+    assert resumed.conversation.resume(session.id)
+    assert [m.role for m in resumed.conversation.messages] == roles
+    assert call_id
+
+
+async def test_an_unknown_agent_is_an_error_naming_the_subagents(project: Path) -> None:
+    with FakeOpenAI([Reply(calls=[task("x", "nobody")]), Reply("ok")]) as server:
+        session = session_for(project, server)
+        await session.turn("go")
+    [result] = tool_results(server.requests[-1])
+    assert "agent 'nobody' is unknown" in result["error"]
+    assert "general" in result["error"] and "explore" in result["error"]
+
+
+async def test_children_do_not_get_todo_nor_task_and_explore_is_read_only(project: Path) -> None:
+    with FakeOpenAI([Reply(calls=[task("look", "explore")]), Reply("ok")]) as server:
+        server.for_agent("explore", [Reply("found")])
+        server.for_agent("general", [Reply("done")])
+        session = session_for(project, server)
+        await session.turn("go")
+        explore = next(b for b in server.requests if agent_of(b) == "explore")
+    assert offered(explore) == ["glob", "grep", "list", "read"]
+    general = session.agents.tool_names(session.agents.definitions.agents["general"])
+    assert "todo" not in general and "task" not in general and "execute" in general
+
+
+@pytest.mark.real_permissions
+async def test_approvals_from_two_children_come_one_at_a_time(
+    project: Path, sandbox_off: None
+) -> None:
+    """Both children ask about the same command at once: one dialog at a time, and the
+    second is not asked when the first was allowed for the session."""
+    parent = Reply(calls=[task("first job"), task("second job")])
+    run = Call("execute", {"command": "echo hello"})
+    with FakeOpenAI([parent, Reply("done")]) as server:
+        server.when("first job", [Reply(calls=[run]), Reply("one")])
+        server.when("second job", [Reply(calls=[run]), Reply("two")])
+        session = session_for(project, server)
+        open_now = [0]
+        most = [0]
+
+        async def decide(request: Any) -> Decision:
+            open_now[0] += 1
+            most[0] = max(most[0], open_now[0])
+            await asyncio.sleep(0.3)  # the person reads the dialog
+            open_now[0] -= 1
+            return Decision("session")
+
+        person = Person(decide=decide)
+        session.frontend = person
+        await session.turn("go")
+    assert most[0] == 1
+    assert person.asked == ["approve execute"]
+    results = [tool_results(b) for b in server.requests if agent_of(b) == "general"]
+    outputs = [r[0]["output"] for r in results if r]
+    assert len(outputs) == 2 and all("hello" in out for out in outputs)

@@ -1,0 +1,57 @@
+"""A subagent's transcript: its own conversation (the next request is built from it
+alone), each message also written to the session's journal as a ``subagent`` record, so
+the child's whole run is kept with the call it answered and shown again on resume."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..conversation import journal as journal_module
+from ..conversation.conversation import Conversation
+from ..protocol.messages import Message, SystemMessage, ToolMessage
+from ..protocol.result import Result
+
+RECORD = "subagent"
+
+
+class ChildTranscript:
+    """``write(record)``: where the child's records go (the session's journal)."""
+
+    def __init__(self, call_id: str, agent: str, write: Callable[[Mapping[str, Any]], None]):
+        self.call_id = call_id
+        self.agent = agent
+        self.conversation = Conversation()
+        self._write = write
+
+    def record(self, message: Mapping[str, Any]) -> Message:
+        typed = self.conversation.append(message)
+        self._write(
+            {
+                "type": RECORD,
+                "call": self.call_id,
+                "agent": self.agent,
+                "message": journal_module.written(typed),
+            }
+        )
+        return typed
+
+    def request(self, system_prompt: str) -> list[Message]:
+        return [SystemMessage(system_prompt), *self.conversation.messages]
+
+    def close_open_calls(self, reason: str) -> None:
+        for call_id, name in self.conversation.open_calls():
+            self.record(ToolMessage(call_id, Result({"error": reason, "name": name})))
+
+
+def child_records(path: Path) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    """The subagents' runs a journal holds: for each ``task`` call id, the agent's name
+    and its messages (OpenAI dicts, in order)."""
+    runs: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+    for record in journal_module.read_records(path):
+        if record.get("type") != RECORD or not isinstance(record.get("message"), dict):
+            continue
+        call, agent = str(record.get("call", "")), str(record.get("agent", ""))
+        runs.setdefault(call, (agent, []))[1].append(record["message"])
+    return runs
