@@ -87,6 +87,9 @@ class Printer:
             ev.Steered: self._steered,
             ev.TurnFinished: self._turn_finished,
             ev.TodoChanged: self._todo,
+            ev.SubagentStarted: self._subagent_started,
+            ev.SubagentEvent: self._subagent_event,
+            ev.SubagentFinished: self._subagent_finished,
             Note: self.note,
         }
 
@@ -141,11 +144,33 @@ class Printer:
         self._line_open = not text.endswith("\n")
 
     def _call_started(self, event: ev.ToolCallStarted) -> None:
-        self._err(f"→ {event.name} {event.arguments}")
+        self._err(f"{self._by(event.agent, event.parent)}→ {event.name} {event.arguments}")
 
     def _call_finished(self, event: ev.ToolCallFinished) -> None:
         mark = "✔" if event.result.ok else f"✖ {event.result.error}"
-        self._err(f"{mark} {event.name} ({event.elapsed:.2f}s)")
+        self._err(
+            f"{self._by(event.agent, event.parent)}{mark} {event.name} ({event.elapsed:.2f}s)"
+        )
+
+    @staticmethod
+    def _by(agent: str, parent: str) -> str:
+        """A subagent's lines are indented and name it: ``  [explore] → grep …``."""
+        return f"  [{agent}] " if parent else ""
+
+    def _subagent_started(self, event: ev.SubagentStarted) -> None:
+        what = f": {event.description}" if event.description else ""
+        self._err(f"  [{event.agent}] started{what}")
+
+    def _subagent_event(self, event: ev.SubagentEvent) -> None:
+        inner = event.event
+        if isinstance(inner, Note) and inner.kind == "error":
+            self._err(f"  [{event.agent}] {inner.text}")
+        elif isinstance(inner, ev.Retrying):
+            self._err(f"  [{event.agent}] {inner.line()}")
+
+    def _subagent_finished(self, event: ev.SubagentFinished) -> None:
+        how = "cancelled" if event.cancelled else ("✖ " + event.error if event.error else "done")
+        self._err(f"  [{event.agent}] {how} ({event.tokens:,} tokens, {event.seconds:.1f}s)")
 
     def _reply_finished(self, event: ev.ReplyFinished) -> None:
         self._release()
@@ -209,10 +234,21 @@ def _as_json(event: Any) -> dict[str, Any]:
         ev.Steered: "steered",
         ev.Rewound: "rewound",
         ev.TodoChanged: "todo",
+        ev.SubagentStarted: "subagent_started",
+        ev.SubagentEvent: "subagent_event",
+        ev.SubagentFinished: "subagent_finished",
     }.get(type(event), type(event).__name__)
     payload: dict[str, Any] = {"type": name}
     if isinstance(event, ev.TodoChanged):  # its items as the tool's result has them
         return {**payload, **event.to_dict()}
+    if isinstance(event, ev.SubagentEvent):  # the child's own event, as its own line would be
+        inner = event.event
+        wrapped = (
+            {"type": "note", "kind": inner.kind, "text": inner.text}
+            if isinstance(inner, Note)
+            else _as_json(inner)
+        )
+        return {**payload, "call_id": event.call_id, "agent": event.agent, "event": wrapped}
     for key, value in vars(event).items():
         payload[key] = value.to_dict() if hasattr(value, "to_dict") else value
     return payload
