@@ -393,8 +393,9 @@ class Sandbox:
         # the Python environment running tui-agent, when it is the project's own .venv: a
         # .pth file or a changed script there would run at tui-agent's next start
         prefix = self.prefix.resolve()
-        if prefix.is_relative_to(self.worktree.resolve()) and prefix != self.worktree.resolve():
-            made.kept.append(self.worktree / prefix.relative_to(self.worktree.resolve()))
+        top = self.worktree.resolve()  # (once: realpath looks at every part, each time)
+        if prefix.is_relative_to(top) and prefix != top:
+            made.kept.append(self.worktree / prefix.relative_to(top))
         # no stand-ins for a missing .git/remotes or branches (old-style remotes: read only
         # when a command names one)
         made.stand_ins = [p for p in made.stand_ins if p.parent != git or p.name in GIT_STAND_INS]
