@@ -310,7 +310,7 @@ def test_the_bundled_agents(project: Path, home: Path) -> None:
     general, explore = found.get("general"), found.get("explore")
     assert general is not None and explore is not None
     assert general.tools is None and general.tool_names(OUR_TOOLS) == OUR_TOOLS
-    assert "multi-step" in general.description
+    assert "multi-step" in general.description.lower()
     assert explore.tools == ("read", "glob", "grep", "list")
     assert explore.tool_names(OUR_TOOLS) == ["read", "glob", "grep", "list"]
     assert (explore.source, explore.dialect, explore.path) == ("bundled", "bundled", None)

@@ -9,6 +9,7 @@ function that stops listening; match on the type::
 """
 
 from .core.protocol.events import (
+    AgentChanged,
     CheckpointTaken,
     CommandsChanged,
     Compacted,
@@ -40,6 +41,7 @@ from .core.protocol.events import (
 from .core.protocol.output import Note
 
 __all__ = [
+    "AgentChanged",
     "CheckpointTaken",
     "CommandsChanged",
     "Compacted",

@@ -81,6 +81,7 @@ class Delegation:
         self.home = home
         self._definitions: AgentSet | None = None
         self.running: dict[str, Running] = {}
+        self._primary = ""  # the primary agent the session is (``use``), by name
         events.listen(self._heard)
 
     def _heard(self, event: object) -> None:
@@ -101,6 +102,62 @@ class Delegation:
             self._problems(self._definitions.problems)
         return self._definitions
 
+    # -- the session's own agent ------------------------------------------------------------
+
+    @property
+    def primary(self) -> AgentDefinition | None:
+        """The primary agent the session is now (``use``), or None: as configured."""
+        return self.definitions.get(self._primary) if self._primary else None
+
+    def use(self, name: str | None) -> AgentDefinition | None:
+        """Make the primary agent ``name`` the session's own agent (its instructions join
+        the system prompt, its tools are the ones offered, its model is used), or go back
+        to none with None or "". Raises ``ValueError`` for an unknown or subagent-only
+        one. The permission mode stays as it is."""
+        if not name:
+            agent = None
+        else:
+            agent = self.definitions.get(name)
+            if agent is None or not agent.is_primary:
+                known = ", ".join(a.name for a in self.definitions.primaries()) or "none"
+                why = "is a subagent only" if agent is not None else "is unknown"
+                raise ValueError(f"agent {name!r} {why}; the primary agents: {known}")
+        changed = (agent.name if agent else "") != self._primary
+        self._primary = agent.name if agent else ""
+        if changed:
+            self._events.emit(ev.AgentChanged(self._primary))
+        return agent
+
+    def offered(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``tools`` (the definitions the model would be offered) narrowed to the primary
+        agent's, if there is one."""
+        agent = self.primary
+        if agent is None:
+            return tools
+        names = set(self.tool_names(agent, depth=0, as_primary=True))
+        return [tool for tool in tools if tool["function"]["name"] in names]
+
+    def allowed(self, tool: str) -> str | None:
+        """Why the session's own agent may not call ``tool`` (outside its primary
+        agent's tools), or None."""
+        agent = self.primary
+        if agent is None:
+            return None
+        real = self._toolbox.resolve(tool) or tool
+        names = self.tool_names(agent, depth=0, as_primary=True)
+        if real in names:
+            return None
+        return f'tool "{tool}" is not available to the agent {agent.name}: it may use ' + (
+            ", ".join(sorted(names)) or "no tools"
+        )
+
+    def prompt(self) -> str:
+        """The primary agent's part of the system prompt ("" without one)."""
+        agent = self.primary
+        if agent is None or not agent.instructions.strip():
+            return ""
+        return f'\n\n# Agent "{agent.name}"\n\n{agent.instructions.strip()}'
+
     def agent_of(self, call_id: str) -> str:
         """The name of the subagent answering the ``task`` call ``call_id`` ("" if none)."""
         running = self.running.get(call_id)
@@ -112,10 +169,15 @@ class Delegation:
             f"- {agent.name}: {agent.description}" for agent in self.definitions.subagents()
         )
 
-    def tool_names(self, agent: AgentDefinition, depth: int = 1) -> list[str]:
-        """The session's tools ``agent`` gets as a subagent at ``depth``."""
+    def tool_names(
+        self, agent: AgentDefinition, depth: int = 1, *, as_primary: bool = False
+    ) -> list[str]:
+        """The session's tools ``agent`` gets as a subagent at ``depth`` (or as the
+        session's own agent: ``todo`` and ``task`` as its tools say)."""
         tools = {name: tuple(tool.aliases) for name, tool in self._toolbox.tools.items()}
         names = agent.tool_names(tools)
+        if as_primary:
+            return names
         delegates = agent.can_delegate and depth < MAX_DEPTH
         return [
             name for name in names if name not in NOT_FOR_CHILDREN and (name != TASK or delegates)

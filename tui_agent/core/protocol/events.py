@@ -229,6 +229,14 @@ class TodoChanged:
 
 
 @dataclass(frozen=True)
+class AgentChanged:
+    """The session's own agent is now ``agent`` (a primary agent made so with ``/agent``;
+    "" for none: the session's prompt, tools and model as configured)."""
+
+    agent: str
+
+
+@dataclass(frozen=True)
 class SubagentStarted:
     """A ``task`` call (``call_id``) started the subagent ``agent`` on ``description``."""
 
@@ -287,6 +295,7 @@ Event = (
     | ModeChanged
     | Steered
     | TodoChanged
+    | AgentChanged
     | SubagentStarted
     | SubagentEvent
     | SubagentFinished

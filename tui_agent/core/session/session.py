@@ -105,7 +105,7 @@ class Session:
             events=self.events,
             on_failure=self._journal_failed,
             worktree=lambda: self.worktree,
-            system_prompt=self._system_prompt,
+            system_prompt=self._own_prompt,
             base_prompt=self.workspace.system_prompt,
             provider=lambda: self.provider,
         )
@@ -115,8 +115,8 @@ class Session:
             output=self.output,
             settings=lambda: self.config.settings,
             provider=lambda: self.provider,
-            system_prompt=self._system_prompt,
-            tools=self.extensions.offered_tools,
+            system_prompt=self._own_prompt,
+            tools=self._offered_tools,
         )
         self.conversation.budget = budget
         self.checkpoints = Checkpoints(
@@ -134,9 +134,9 @@ class Session:
             events=self.events,
             output=self.output,
             settings=lambda: self.config.settings,
-            provider=lambda: self.provider,
-            tools=self.extensions.offered_tools,
-            system_prompt=self._system_prompt,
+            provider=self._own_provider,
+            tools=self._offered_tools,
+            system_prompt=self._own_prompt,
             tool_context=self._tool_context,
             budget=budget,
             before_tools=self.checkpoints.before_tools,
@@ -149,7 +149,7 @@ class Session:
             events=self.events,
             settings=lambda: self.config.settings,
             provider_for=self.extensions.provider_for,
-            providers=self.extensions.provider_names,
+            providers=lambda: [self.extensions.provider_name],
             offered_tools=self.extensions.offered_tools,
             system_prompt=self._system_prompt,
             tool_context=self._tool_context,
@@ -157,6 +157,7 @@ class Session:
             problems=self._agent_problems,
         )
         self._agent.parallel = lambda name: self.toolbox.resolve(name) == "task"
+        self._agent.allowed = self.agents.allowed  # a primary agent's tools (/agent)
         self.conversation._usage = lambda: self._agent.tokens
         self._turn: asyncio.Task[Any] | None = None
         self._parents: dict[str, tuple[str, str]] = {}  # a subagent's call: its task call
@@ -405,11 +406,23 @@ class Session:
 
     def _system_prompt(self) -> str:
         """What the model is told first: the workspace's prompt, what ``start`` functions
-        said, and in plan mode that it is planning."""
+        said, and in plan mode that it is planning. (A subagent's adds its own part.)"""
         prompt = self.workspace.system_prompt()
         if self.extensions.moments.start_context:  # what start functions said
             prompt += "\n\n" + self.extensions.moments.start_context
         return prompt + PLAN_PROMPT if self.permissions.mode == "plan" else prompt
+
+    def _own_prompt(self) -> str:
+        """The session's own agent's system prompt: with its primary agent's instructions."""
+        return self._system_prompt() + self.agents.prompt()
+
+    def _offered_tools(self) -> list[dict[str, Any]]:
+        """The tools the session's own agent is offered (its primary agent's, if any)."""
+        return self.agents.offered(self.extensions.offered_tools())
+
+    def _own_provider(self) -> Provider:
+        primary = self.agents.primary
+        return self.extensions.provider_for(primary.model if primary is not None else None)
 
     def _conversation_reset(self, source: str, journal: Path | None) -> None:
         """A conversation cleared (``journal`` None) or resumed from ``journal``."""
