@@ -200,6 +200,7 @@ SETTING_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "timeout": (lambda v: _number(v) and v > 0, "a number of seconds above 0"),
     "stream_idle_timeout": (lambda v: _number(v) and v > 0, "a number of seconds above 0"),
     "max_steps": (_count, "a whole number, 1 or more"),
+    "max_subagents": (_count, "a whole number, 1 or more"),
     "retry_attempts": (_count, "a whole number, 1 or more"),
     "retry_base_delay": (lambda v: _number(v) and v >= 0, "a number of seconds, 0 or more"),
     "permission": (lambda v: isinstance(v, dict), "a table"),
