@@ -1,4 +1,5 @@
-"""``input_latency``: keys typed with ``tmux send-keys`` while a reply streams."""
+"""``input_latency``: keys typed with ``tmux send-keys`` while a reply streams, and while
+four subagents stream side by side (``task_p95_ms``)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,56 @@ def bench_input_latency(sandbox: Sandbox, tmux: Tmux) -> dict[str, Any]:
         finally:
             tmux.kill(name)
     log(f"  {len(latencies)} keys: min {min(latencies):.1f} ms, max {max(latencies):.1f} ms")
+    during_tasks = _during_tasks(sandbox, tmux, rng)
     return {
         "p50_ms": rounded(percentile(latencies, 50), 1),
         "p95_ms": rounded(percentile(latencies, 95), 1),
+        "task_p50_ms": rounded(percentile(during_tasks, 50), 1),
+        "task_p95_ms": rounded(percentile(during_tasks, 95), 1),
     }
+
+
+CHILDREN = 4
+
+
+def _during_tasks(sandbox: Sandbox, tmux: Tmux, rng: random.Random) -> list[float]:
+    """The same keys while a reply's ``CHILDREN`` task calls run: four subagents, each
+    streaming a 2,000-token reply at ~100 tokens/s into its block, side by side."""
+    from tui_agent.testing import Call, FakeOpenAI, Reply
+
+    home = sandbox.home("latency-tasks")
+    folder = sandbox.project("latency-tasks")
+    calls = [
+        Call("task", {"description": f"job {n}", "prompt": f"job number {n}"})
+        for n in range(CHILDREN)
+    ]
+    with FakeOpenAI([Reply(calls=calls), Reply("All four are done.")]) as server:
+        for n in range(CHILDREN):
+            child = corpus.markdown_reply(2000, seed=10 + n)
+            server.when(f"job number {n}", [Reply(child, chunk_words=1, delay=0.01)])
+        argv = [PYTHON, "-m", "tui_agent", "--base-url", server.base_url, "--model", "fake-model"]
+        started = time.perf_counter()
+        name = tmux.launch(argv, folder, home)
+        try:
+            elapsed, screen = tmux.wait_for(name, lambda s: "palette" in s, started, 30)
+            if elapsed is None:
+                raise RuntimeError(f"input_latency: the app did not start:\n{screen}")
+            time.sleep(1.0)
+            tmux.run("send-keys", "-t", name, "-l", "go")
+            tmux.run("send-keys", "-t", name, "Enter")
+            entered = time.perf_counter()
+            while len(server.requests) < 1 + CHILDREN:  # the parent's, then each child's
+                if time.perf_counter() - entered > 30:
+                    raise RuntimeError("input_latency: the subagents did not start")
+                time.sleep(0.05)
+            time.sleep(1.5)  # their blocks have some text already
+            latencies = type_keys(tmux, name, LATENCY_KEYS, rng)
+            if time.perf_counter() - entered >= 2000 * 0.01:
+                log("  warning: the subagents may have finished before the last key")
+        finally:
+            tmux.kill(name)
+    log(
+        f"  during {CHILDREN} subagents: p50 {percentile(latencies, 50):.1f} ms,"
+        f" p95 {percentile(latencies, 95):.1f} ms, max {max(latencies):.1f} ms"
+    )
+    return latencies
