@@ -250,3 +250,67 @@ async def test_approvals_from_two_children_come_one_at_a_time(
     results = [tool_results(b) for b in server.requests if agent_of(b) == "general"]
     outputs = [r[0]["output"] for r in results if r]
     assert len(outputs) == 2 and all("hello" in out for out in outputs)
+
+
+LEAD = """\
+---
+name: lead
+description: Splits a job among helpers
+tools: [read, task]
+delegate: true
+model: fake-model-large
+max_steps: 3
+---
+
+Split the job.
+"""
+
+
+def with_lead(project: Path) -> None:
+    (project / ".tui-agent" / "agents").mkdir(parents=True)
+    (project / ".tui-agent" / "agents" / "lead.md").write_text(LEAD)
+
+
+async def test_an_agent_that_delegates_starts_a_grandchild_with_its_model(project: Path) -> None:
+    with_lead(project)
+    with FakeOpenAI([Reply(calls=[task("split it", "lead")]), Reply("all done")]) as server:
+        server.for_agent("lead", [Reply(calls=[task("the small part")]), Reply("lead: done")])
+        server.when("the small part", [Reply("small part done")])
+        session = session_for(project, server)
+        await session.turn("go")
+    lead = [b for b in server.requests if agent_of(b) == "lead"]
+    assert lead[0]["model"] == "fake-model-large"  # the agent's model
+    assert offered(lead[0]) == ["read", "task"]
+    [grandchild] = [b for b in server.requests if first_prompt_is(b, "the small part")]
+    assert grandchild["model"] == "m" and "task" not in offered(grandchild)  # general: no task
+    assert tool_results(lead[1])[0]["output"] == "small part done"
+    assert tool_results(server.requests[-1])[0]["output"] == "lead: done"
+
+
+def first_prompt_is(body: dict[str, Any], text: str) -> bool:
+    users = [m for m in body["messages"] if m["role"] == "user"]
+    return bool(users) and users[0]["content"] == text
+
+
+async def test_a_subagent_that_may_not_delegate_cannot_call_task(project: Path) -> None:
+    with FakeOpenAI([Reply(calls=[task("do it")]), Reply("ok")]) as server:
+        server.when("do it", [Reply(calls=[task("nested")]), Reply("could not")])
+        session = session_for(project, server)
+        await session.turn("go")
+    child = [b for b in server.requests if first_prompt_is(b, "do it")]
+    assert "task" not in offered(child[0])
+    [refused] = tool_results(child[1])
+    assert 'tool "task" is not available to the agent general' in refused["error"]
+    assert not any(first_prompt_is(b, "nested") for b in server.requests)
+
+
+async def test_the_agents_max_steps_stops_the_child(project: Path) -> None:
+    with_lead(project)
+    loop = Reply(calls=[Call("read", {"path": "missing.txt"})])
+    with FakeOpenAI([Reply(calls=[task("go on", "lead")]), Reply("ok")]) as server:
+        server.for_agent("lead", [loop, loop, loop, loop])
+        session = session_for(project, server)
+        await session.turn("go")
+    assert len([b for b in server.requests if agent_of(b) == "lead"]) == 3
+    [result] = tool_results(server.requests[-1])
+    assert "the subagent lead stopped: Stopped after 3 steps (max_steps)" in result["error"]
