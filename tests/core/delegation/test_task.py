@@ -314,3 +314,35 @@ async def test_the_agents_max_steps_stops_the_child(project: Path) -> None:
     assert len([b for b in server.requests if agent_of(b) == "lead"]) == 3
     [result] = tool_results(server.requests[-1])
     assert "the subagent lead stopped: Stopped after 3 steps (max_steps)" in result["error"]
+
+
+async def test_a_long_subagent_compacts_its_own_conversation(
+    project: Path, user_config_dir: Path
+) -> None:
+    """The child reads a big file again and again: its own budget compacts its
+    conversation (old results pruned; the journal records it), no request overflows, the
+    parent gets its answer; the parent's conversation is not compacted."""
+    from test_budget import is_summary_request
+
+    (user_config_dir / "config.toml").write_text(
+        'context_window = 3072\n[permission]\n"*" = "allow"\n'
+    )
+    (project / "big.txt").write_text(
+        "".join(f"line {n}: " + "word " * 30 + "\n" for n in range(60))
+    )
+    read = Reply(calls=[Call("read", {"path": "big.txt", "limit": 40})])
+    with FakeOpenAI(
+        [Reply(calls=[task("read big.txt often")]), Reply("ok")], context_limit=3072
+    ) as server:
+        server.when(is_summary_request, [Reply("SUMMARY: read big.txt twice.")] * 5)
+        server.for_agent("general", [read, read, read, read, Reply("big.txt has 60 lines")])
+        session = session_for(project, server)
+        await session.turn("go")
+    assert server.overflowed == [] and server.rejected == []
+    [result] = tool_results(server.requests[-1])
+    assert result["output"] == "big.txt has 60 lines"
+    records = [
+        json.loads(line) for line in session.conversation.journal.path.read_text().splitlines()
+    ]
+    assert any(r.get("type") == "subagent_compaction" for r in records)
+    assert not any(r.get("type") == "compaction" for r in records)

@@ -15,7 +15,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol import events as ev
 from ..protocol.messages import Message, openai_dict
@@ -27,7 +27,7 @@ from .compaction import Summariser, estimate_all, text_tokens
 
 if TYPE_CHECKING:
     from ..protocol.output import Output
-    from .transcript import Transcript
+    from .conversation import Conversation
 
 log = logging.getLogger("tui_agent.budget")
 
@@ -59,6 +59,15 @@ class Use:
         return f"ctx {self.share:.0%} of {size}"
 
 
+class Compactable(Protocol):
+    """What a budget compacts: the session's transcript, or a subagent's."""
+
+    @property
+    def conversation(self) -> Conversation: ...
+
+    def replace(self, messages: Sequence[Mapping[str, Any]], info: Mapping[str, Any]) -> None: ...
+
+
 class Budget:
     """The context budget of one session (``session.conversation.budget``). Plugins read ``use()``,
     listen for ``Compacted`` on ``session.events``, and may set ``summariser`` (an async
@@ -70,7 +79,7 @@ class Budget:
     def __init__(
         self,
         *,
-        transcript: Transcript,
+        transcript: Compactable,
         events: ev.EventBus,
         output: Output,
         settings: Callable[[], Mapping[str, Any]],

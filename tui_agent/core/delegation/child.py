@@ -4,7 +4,7 @@ the child's whole run is kept with the call it answered and shown again on resum
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,21 @@ class ChildTranscript:
             }
         )
         return typed
+
+    def replace(self, messages: Sequence[Mapping[str, Any]], info: Mapping[str, Any]) -> None:
+        """A compaction of the child's conversation (its budget's): recorded beside its
+        messages, which stay in the journal."""
+        self.conversation.replace(messages)
+        written = [journal_module.written(m) for m in self.conversation.messages]
+        self._write(
+            {
+                "type": f"{RECORD}_compaction",
+                "call": self.call_id,
+                "agent": self.agent,
+                **info,
+                "messages": written,
+            }
+        )
 
     def request(self, system_prompt: str) -> list[Message]:
         return [SystemMessage(system_prompt), *self.conversation.messages]

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..agent import Agent
 from ..agents import AgentDefinition, AgentSet, load_agents
+from ..conversation.budget import Budget
 from ..protocol import events as ev
 from ..protocol.context import ToolContext
 from ..protocol.output import Output
@@ -215,7 +216,10 @@ class Delegation:
         steps = agent.max_steps
 
         def child_settings() -> Mapping[str, Any]:
-            return {**settings(), "max_steps": steps} if steps else settings()
+            own: dict[str, Any] = {"max_steps": steps} if steps else {}
+            if agent.model:  # its context window is looked up by its model
+                own["model"] = agent.model
+            return {**settings(), **own} if own else settings()
 
         def allowed(tool: str) -> str | None:
             real = self._toolbox.resolve(tool) or tool
@@ -230,18 +234,39 @@ class Delegation:
             made = self._tool_context(call_id=call_id, message_id=message_id)
             return dataclasses.replace(made, agent=name, parent_call=context.call_id)
 
+        transcript = ChildTranscript(call_id, name, self._write)
+        output = Output(bus=bus)
+
+        def provider() -> Provider:
+            return self._provider_for(agent.model)
+
+        def tools() -> list[dict[str, Any]]:
+            return [d for d in self._offered() if d["function"]["name"] in names]
+
+        def system_prompt() -> str:
+            return self._system_prompt() + instructions(agent)
+
         child = Agent(
-            transcript=ChildTranscript(call_id, name, self._write),
+            transcript=transcript,
             toolbox=self._toolbox,
             events=bus,
-            output=Output(bus=bus),
+            output=output,
             settings=child_settings,
-            provider=lambda: self._provider_for(agent.model),
-            tools=lambda: [d for d in self._offered() if d["function"]["name"] in names],
-            system_prompt=lambda: self._system_prompt() + instructions(agent),
+            provider=provider,
+            tools=tools,
+            system_prompt=system_prompt,
             tool_context=tool_context,
             allowed=allowed,
             parallel=lambda tool: self._toolbox.resolve(tool) == TASK,
+            budget=Budget(  # a long search compacts as the session's conversation does
+                transcript=transcript,
+                events=bus,
+                output=output,
+                settings=child_settings,
+                provider=provider,
+                system_prompt=system_prompt,
+                tools=tools,
+            ),
         )
         started = time.monotonic()
         self.running[call_id] = Running(agent, depth, description, started)
