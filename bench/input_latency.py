@@ -32,6 +32,19 @@ def type_keys(tmux: Tmux, name: str, keys: str, rng: random.Random) -> list[floa
     return latencies
 
 
+def _started(tmux: Tmux, base_url: str, folder: Any, home: Any) -> str:
+    """The app in a tmux window against ``base_url``, started and settled: its name."""
+    argv = [PYTHON, "-m", "tui_agent", "--base-url", base_url, "--model", "fake-model"]
+    started = time.perf_counter()
+    name = tmux.launch(argv, folder, home)
+    elapsed, screen = tmux.wait_for(name, lambda s: "palette" in s, started, 30)
+    if elapsed is None:
+        tmux.kill(name)
+        raise RuntimeError(f"input_latency: the app did not start:\n{screen}")
+    time.sleep(1.0)  # start-up finished
+    return name
+
+
 def bench_input_latency(sandbox: Sandbox, tmux: Tmux) -> dict[str, Any]:
     """Keys typed with ``tmux send-keys`` while a reply streams at ~200 tokens/s; time from
     the send until ``capture-pane`` shows the key in the prompt (tmux round trips included).
@@ -44,14 +57,8 @@ def bench_input_latency(sandbox: Sandbox, tmux: Tmux) -> dict[str, Any]:
     rng = random.Random(6)
     latencies: list[float] = []
     with FakeOpenAI([Reply(text, chunk_words=1, delay=0.005)]) as server:
-        argv = [PYTHON, "-m", "tui_agent", "--base-url", server.base_url, "--model", "fake-model"]
-        started = time.perf_counter()
-        name = tmux.launch(argv, folder, home)
+        name = _started(tmux, server.base_url, folder, home)
         try:
-            elapsed, screen = tmux.wait_for(name, lambda s: "palette" in s, started, 30)
-            if elapsed is None:
-                raise RuntimeError(f"input_latency: the app did not start:\n{screen}")
-            time.sleep(1.0)  # start-up finished
             floor = type_keys(tmux, name, LATENCY_KEYS[:20], rng)
             log(
                 f"  idle app, no stream (the measuring floor): p50 "
@@ -103,14 +110,8 @@ def _during_tasks(sandbox: Sandbox, tmux: Tmux, rng: random.Random) -> list[floa
         for n in range(CHILDREN):
             child = corpus.markdown_reply(2000, seed=10 + n)
             server.when(f"job number {n}", [Reply(child, chunk_words=1, delay=0.01)])
-        argv = [PYTHON, "-m", "tui_agent", "--base-url", server.base_url, "--model", "fake-model"]
-        started = time.perf_counter()
-        name = tmux.launch(argv, folder, home)
+        name = _started(tmux, server.base_url, folder, home)
         try:
-            elapsed, screen = tmux.wait_for(name, lambda s: "palette" in s, started, 30)
-            if elapsed is None:
-                raise RuntimeError(f"input_latency: the app did not start:\n{screen}")
-            time.sleep(1.0)
             tmux.run("send-keys", "-t", name, "-l", "go")
             tmux.run("send-keys", "-t", name, "Enter")
             entered = time.perf_counter()
