@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from ..core.protocol.result import Result
     from .blocks.reply import ReplyStream
+    from .blocks.task import TaskBlock
     from .blocks.thinking import Thinking
     from .blocks.tool_call import ToolCallBlock
     from .heap import Heap
@@ -34,6 +35,7 @@ __all__ = [
     "HiddenNote",
     "Note",
     "ReplyStream",
+    "TaskBlock",
     "Thinking",
     "ToolCallBlock",
     "UserMessage",
@@ -47,6 +49,7 @@ _LATER = {
     "NoteMarkdown": "markdown",
     "ReplyMarkdown": "markdown",
     "ReplyStream": "reply",
+    "TaskBlock": "task",
     "Thinking": "thinking",
     "ToolCallBlock": "tool_call",
 }
@@ -140,6 +143,9 @@ class ChatView(VerticalScroll):
         self._streamed: list[Thinking | ReplyStream] = []  # the streaming reply's parts
         self._shell: Any = None  # the running !command's ShellBlock
         self.calls: dict[str, ToolCallBlock] = {}
+        # task calls' blocks, by the call's id and by the ids of the task calls their
+        # subagents made (a grandchild's steps show in its ancestor's block)
+        self.tasks: dict[str, TaskBlock] = {}
         self.hidden = 0
         self.older: Older | None = None  # mounted when scrolled to (see load_older)
         self._loading_older = False
@@ -430,11 +436,29 @@ class ChatView(VerticalScroll):
         block = self.calls.pop(call_id, None)
         if block is not None and block.result is None:
             block.finish(result, elapsed)
+        task = self.tasks.get(call_id)
+        if task is not None and task.call_id == call_id and task.result is None:
+            task.finish(result, elapsed)
+
+    async def start_task(self, call_id: str, agent: str, description: str) -> None:
+        """A ``task`` call started: its block (``blocks/task.py``) shows its subagent."""
+        await self.end_reply()
+        from .blocks.task import TaskBlock
+
+        block = TaskBlock(call_id, agent, description)
+        self.tasks[call_id] = block
+        await self.mount(block)
+        await self.prune()
+
+    def task_block(self, call_id: str) -> TaskBlock | None:
+        """The block showing the ``task`` call ``call_id`` (or the one of its ancestor)."""
+        return self.tasks.get(call_id)
 
     async def clear(self) -> None:
         await self.end_reply()
         self._streamed.clear()
         self.calls.clear()
+        self.tasks.clear()
         self.hidden = 0
         self.older = None
         self.folded.clear()
@@ -462,6 +486,8 @@ class ChatView(VerticalScroll):
             call_id = getattr(widget, "call_id", None)  # a tool call's block
             if call_id is not None and self.calls.get(call_id) is widget:
                 del self.calls[call_id]
+            for key in [k for k, task in self.tasks.items() if task is widget]:
+                del self.tasks[key]
         self.hidden += len(drop)
         if self.older is not None:  # what was left above is no longer next to the top
             self.hidden += self.older.remaining()

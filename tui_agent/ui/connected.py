@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..core.conversation import mentions, todo
 from ..core.conversation.conversation import Conversation
+from ..core.delegation import child_records
 from ..core.engines.project_files import ProjectFiles, rank
 from ..core.extensions.commands import (
     Commands,
@@ -56,6 +57,7 @@ __all__ = [
     "Decision",
     "Note",
     "PromptHistory",
+    "child_records",
     "events",
     "history_file",
     "hooks_label",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .blocks.task import short_args
 from .connected import Note, todo
 from .connected import events as ev
 
@@ -62,16 +63,73 @@ async def turn_started(app: AgentApp, chat: ChatView, event: ev.TurnStarted) -> 
     app.update_status()  # "working…" from the start, not from the first usage report
 
 
+TASK = "task"  # the tool whose calls run subagents (plugins/task.py): a block of its own
+
+
 async def call_started(app: AgentApp, chat: ChatView, event: ev.ToolCallStarted) -> None:
+    """A subagent's call (``parent``: its ``task`` call) is a line in that call's block,
+    never a block of the chat's; a ``task`` call of the session's agent is a task block."""
     real = app.session.toolbox.resolve(event.name)
+    if event.parent:
+        task = chat.task_block(event.parent)
+        if task is not None:
+            args = short_args(event.args, event.arguments)
+            task.tool_started(event.call_id, event.name, args, event.agent)
+            if real == TASK:  # its own subagent's steps go to the same block
+                chat.tasks[event.call_id] = task
+        return
+    if real == TASK:
+        given = event.args or {}
+        agent = given.get("agent") or given.get("subagent_type") or "general"
+        await chat.start_task(event.call_id, str(agent), str(given.get("description") or ""))
+        return
     name = event.name if real in (None, event.name) else f"{real} (as {event.name})"
     await chat.start_call(event.call_id, name, event.arguments, event.args)
 
 
 async def call_finished(app: AgentApp, chat: ChatView, event: ev.ToolCallFinished) -> None:
-    chat.finish_call(event.call_id, event.result, event.elapsed)
-    if app.tools_panel is not None:
+    if event.parent:
+        task = chat.task_block(event.parent)
+        if task is not None:
+            task.tool_finished(event.call_id, event.result.ok, event.result.error or "")
+    else:
+        chat.finish_call(event.call_id, event.result, event.elapsed)
+    if app.tools_panel is not None:  # every call counts, a subagent's too
         app.tools_panel.call_finished(event.name)
+
+
+async def subagent_started(app: AgentApp, chat: ChatView, event: ev.SubagentStarted) -> None:
+    task = chat.task_block(event.call_id)
+    if task is not None and task.call_id == event.call_id:
+        task.subagent_started(event.agent, event.description, event.model)
+    app.update_status()  # "2 subagents"
+
+
+async def subagent_event(app: AgentApp, chat: ChatView, event: ev.SubagentEvent) -> None:
+    """What the subagent's loop said, in its block: its text and thinking as they stream,
+    its notes and retries. A grandchild's (wrapped twice) is left out: its call's line in
+    the block says when it ends."""
+    task = chat.task_block(event.call_id)
+    inner = event.event
+    if task is None:
+        return
+    if isinstance(inner, ev.TextChunk):
+        task.add_text(inner.text)
+    elif isinstance(inner, ev.ThinkingChunk):
+        task.add_text(inner.text, thinking=True)
+    elif isinstance(inner, ev.Retrying):
+        task.add_note(inner.line(), "warning")
+    elif isinstance(inner, Note):
+        task.add_note(inner.text, inner.kind)
+
+
+async def subagent_finished(app: AgentApp, chat: ChatView, event: ev.SubagentFinished) -> None:
+    task = chat.task_block(event.call_id)
+    if task is not None and task.call_id == event.call_id:
+        task.subagent_finished(
+            tokens=event.tokens, seconds=event.seconds, error=event.error, cancelled=event.cancelled
+        )
+    app.update_status()
 
 
 async def tools_changed(app: AgentApp, chat: ChatView, event: ev.ToolsChanged) -> None:
@@ -132,9 +190,10 @@ async def rewound(app: AgentApp, chat: ChatView, event: ev.Rewound) -> None:
     taken back comes back into the prompt box for editing (unless something is typed)."""
     done = event.restored
     if done.conversation:
-        from .resumed import show_transcript  # Markdown: not before the first frame
+        from .resumed import ChildRuns, show_transcript  # Markdown: not before the first frame
 
-        await show_transcript(chat, app.session.conversation.messages)
+        conversation = app.session.conversation
+        await show_transcript(chat, conversation.messages, ChildRuns.of(conversation))
     if done.prompt and done.conversation and done.kind != "redo":
         app.refill_prompt(done.prompt)
     app.update_status()
@@ -189,5 +248,8 @@ HANDLERS: dict[type, Handler] = {
     ev.ShellFinished: shell_finished,
     ev.ModeChanged: mode_changed,
     ev.TodoChanged: todo_changed,
+    ev.SubagentStarted: subagent_started,
+    ev.SubagentEvent: subagent_event,
+    ev.SubagentFinished: subagent_finished,
     Note: note,
 }

@@ -8,6 +8,7 @@ core names from ``connected``, the UI's one door to the core.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from textual.geometry import Size
@@ -16,9 +17,10 @@ from textual.widget import Widget
 from .blocks.markdown import ReplyMarkdown
 from .blocks.message import user_message
 from .blocks.reply import ReplyStream, split_markdown
+from .blocks.task import Step, TaskBlock, TextStep, ToolStep, short_args
 from .blocks.tool_call import ToolCallBlock
 from .chat import ChatView, HiddenNote
-from .connected import Conversation, messages, user_shell
+from .connected import Conversation, child_records, messages, user_shell
 
 Message = messages.Message
 ToolMessage = messages.ToolMessage
@@ -40,20 +42,52 @@ class Tail(Protocol):
     def messages(self) -> list[Message]: ...
 
 
-async def show_transcript(chat: ChatView, shown: Sequence[Mapping[str, Any]] | Tail) -> None:
+TASK_NAMES = frozenset({"task", "Task", "Agent", "agent"})  # plugins/task.py and its aliases
+
+
+class ChildRuns:
+    """The subagents' runs a journal keeps (``child_records``), by the id of their
+    ``task`` call: read when the first task call is shown, not before (a resumed
+    conversation without one never reads its journal again)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._runs: dict[str, tuple[str, list[dict[str, Any]]]] | None = None
+
+    @classmethod
+    def of(cls, conversation: object) -> ChildRuns:
+        """The runs of ``conversation``'s journal (none for one without a journal)."""
+        path = getattr(getattr(conversation, "journal", None), "path", None)
+        return cls(path if isinstance(path, Path) else None)
+
+    def get(self, call_id: str) -> tuple[str, list[dict[str, Any]]] | None:
+        if self._runs is None:
+            path = self.path
+            self._runs = child_records(path) if path is not None and path.exists() else {}
+        return self._runs.get(call_id)
+
+
+async def show_transcript(
+    chat: ChatView,
+    shown: Sequence[Mapping[str, Any]] | Tail,
+    children: ChildRuns | None = None,
+) -> None:
     """Re-draw a resumed conversation (typed messages, or OpenAI dicts): about a screen
     of its newest messages (from a ``Conversation``, without reading the messages a resume
     put off). The older ones are mounted a batch at a time when the chat is scrolled up to
-    them (``Earlier``, the chat's ``older``); export and the conversation see them all."""
+    them (``Earlier``, the chat's ``older``); export and the conversation see them all.
+    ``children``: the subagents' runs its ``task`` calls show (by default those of the
+    journal of ``shown``, when it has one)."""
     conversation = Conversation(shown) if isinstance(shown, Sequence) else shown
+    runs = children if children is not None else ChildRuns.of(shown)
     await chat.clear()
     newest = fitting(conversation.tail(chat.screenful()), chat.app.size)
-    widgets = transcript_widgets(chat, newest, results(newest))
+    widgets = transcript_widgets(chat, newest, results(newest), runs)
     await chat.mount_all(widgets)
     chat.scroll_end(animate=False)
     chat.fold_later()
     if newest and (len(conversation.held) > len(newest) or conversation.deferred):
-        chat.older = Earlier(chat, conversation, newest[0])
+        chat.older = Earlier(chat, conversation, newest[0], runs)
         await chat.mount(HiddenNote(chat.older.note()), before=0)
         chat.call_after_refresh(chat.fill_view)
 
@@ -95,10 +129,13 @@ class Earlier:
     ``ChatView.screenful()`` at a time (``load``) when the chat is scrolled up to them. The
     messages a resume put off are read when the held ones run out."""
 
-    def __init__(self, chat: ChatView, conversation: Tail, first: Message) -> None:
+    def __init__(
+        self, chat: ChatView, conversation: Tail, first: Message, children: ChildRuns | None = None
+    ) -> None:
         self.chat = chat
         self.conversation = conversation
         self.first = first  # the oldest message shown
+        self.children = children
 
     def _above(self, every: list[Message]) -> int | None:
         """Where ``first`` is in ``every`` (the messages above it are ``every[:index]``),
@@ -127,7 +164,7 @@ class Earlier:
         start = tail_start(above, count)
         batch = above[start:]
         if batch:
-            widgets = transcript_widgets(self.chat, batch, results(batch))
+            widgets = transcript_widgets(self.chat, batch, results(batch), self.children)
             await self.chat.mount_all(widgets, before=before)
             self.first = batch[0]
         return start > 0 or self.conversation.deferred
@@ -159,10 +196,14 @@ def _user_widget(message: messages.UserMessage) -> Widget:
 
 
 def transcript_widgets(
-    chat: ChatView, shown: list[Message], answers: dict[str, ToolMessage]
+    chat: ChatView,
+    shown: list[Message],
+    answers: dict[str, ToolMessage],
+    children: ChildRuns | None = None,
 ) -> list[Widget]:
     """The blocks showing journaled messages; tool calls with their answers (the blocks
-    are registered in ``chat.calls``)."""
+    are registered in ``chat.calls``); a ``task`` call whose subagent's run the journal
+    kept (``children``) as its task block, folded."""
     widgets: list[Widget] = []
     for message in shown:
         if isinstance(message, messages.UserMessage):
@@ -176,7 +217,46 @@ def transcript_widgets(
                 answer = answers.get(call.id)
                 result = None if answer is None else answer.result
                 shown_args = args if isinstance(args, dict) else None
+                run = children.get(call.id) if children and call.name in TASK_NAMES else None
+                if run is not None:
+                    task = task_block(call.id, shown_args or {}, run, answer)
+                    chat.tasks[call.id] = task
+                    widgets.append(task)
+                    continue
                 block = ToolCallBlock(call.id, call.name or "?", call.arguments, shown_args, result)
                 chat.calls[call.id] = block
                 widgets.append(block)
     return widgets
+
+
+def task_block(
+    call_id: str,
+    args: Mapping[str, Any],
+    run: tuple[str, list[dict[str, Any]]],
+    answer: ToolMessage | None,
+) -> TaskBlock:
+    """A resumed ``task`` call's block: its subagent's steps from the journal's records
+    (its text, a line per tool call with ✔/✖), its result (tokens, seconds)."""
+    agent, records = run
+    steps: list[Step] = []
+    calls: dict[str, ToolStep] = {}
+    for record in records:
+        try:
+            message = messages.from_openai(record)
+        except ValueError:
+            continue
+        if isinstance(message, messages.AssistantMessage):
+            if message.text.strip():
+                steps.append(TextStep([message.text + "\n"]))
+            for call in message.calls:
+                parsed, _ = call.parsed()
+                shown = short_args(parsed if isinstance(parsed, dict) else None, call.arguments)
+                step = calls[call.id] = ToolStep(call.id, call.name or "?", shown)
+                steps.append(step)
+        elif isinstance(message, ToolMessage) and message.call_id in calls:
+            step = calls[message.call_id]
+            step.ok = message.result.ok
+            step.error = (message.result.error or "").strip().split("\n")[0]
+    description = str(args.get("description") or "")
+    result = None if answer is None else answer.result
+    return TaskBlock(call_id, agent, description, steps=steps, result=result)

@@ -190,7 +190,8 @@ class SessionApp(App[None]):
         sandbox, working: the status under the prompt (the folder is in the header), each
         part with its shorter forms and what they are worth (``status.fit_status``): the
         token count goes first, then the provider, the window's size, "sandbox", the model,
-        "no sandbox", "mode: ", the context share; the mode and "working…" always stay."""
+        "no sandbox", "mode: ", the context share; the mode, the subagents running ("2
+        subagents") and "working…" always stay."""
         from .status import StatusPart  # with the session: after the first frame
 
         session = self.session
@@ -213,6 +214,9 @@ class SessionApp(App[None]):
             parts.append(StatusPart(("sandbox", ""), (35,)))
         elif sandbox.settings.enabled:  # a warning: stays longer than the model's name
             parts.append(StatusPart(("no sandbox", ""), (45,)))
+        subagents = len(session.agents.running)
+        if subagents:  # while a turn's task calls run: as long as "working…" stays
+            parts.append(StatusPart((f"{subagents} subagent{'s' if subagents > 1 else ''}",)))
         if session.busy:
             parts.append(StatusPart(("working…",)))
         return parts

@@ -4,6 +4,7 @@
 - ``thinking``: the model's thinking, streamed then folded;
 - ``reply``: a streamed reply as a chain of Markdown segments (``ReplyStream``);
 - ``tool_call``: one tool call, live then with its result;
+- ``task``: one ``task`` call, its subagent's steps live in it (tool lines, its text), folded;
 - ``shell``: one ``!command``, live then with its output;
 - ``markdown``: the Markdown widgets (imported on the first Markdown shown: the first
   frame goes without them);

@@ -80,6 +80,21 @@ def preview(request: ApprovalRequest) -> RenderableType:
     return Syntax(json.dumps(args, indent=2, ensure_ascii=False), "json", word_wrap=True)
 
 
+AGENT_DESCRIPTION = 32  # characters of a subagent's description in the dialog's title
+
+
+def title(request: ApprovalRequest) -> str:
+    """ "Allow execute", or who asks when a subagent does: "code-reviewer (Expert code
+    review…) wants to run execute" (two children's dialogs come one after the other: the
+    title tells them apart)."""
+    if not request.agent:
+        return f"Allow {request.tool}"
+    about = " ".join(request.agent_description.split())
+    if len(about) > AGENT_DESCRIPTION:
+        about = about[: AGENT_DESCRIPTION - 1].rstrip() + "…"
+    return f"{request.agent}{f' ({about})' if about else ''} wants to run {request.tool}"
+
+
 BUTTONS: list[tuple[str, str, str, ButtonVariant]] = [  # key, label, id, variant
     ("y", "Allow once", "once", "success"),
     ("s", "For session", "session", "primary"),
@@ -125,7 +140,9 @@ class ApprovalScreen(ModalScreen[Decision]):
         r = self.request
         alias = f" (called as {r.called_as})" if r.called_as and r.called_as != r.tool else ""
         with Vertical():
-            yield Label(f"Allow {r.tool}{alias}?", id="approval-title", markup=False)
+            yield Label(
+                title(r) + alias + ("" if r.agent else "?"), id="approval-title", markup=False
+            )
             if r.tool == "execute" and r.args.get("sandbox") is False:
                 yield Static(
                     Text(
