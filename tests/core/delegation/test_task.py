@@ -346,3 +346,32 @@ async def test_a_long_subagent_compacts_its_own_conversation(
     ]
     assert any(r.get("type") == "subagent_compaction" for r in records)
     assert not any(r.get("type") == "compaction" for r in records)
+
+
+async def test_a_claude_hook_on_task_sees_claudes_fields(project: Path) -> None:
+    """A PreToolUse hook matching Claude's ``Task`` gets the call under Claude's names
+    (``subagent_type``); one matching ``Read`` also sees the subagent's read."""
+    from test_claude_hooks import command_hook, recorded, recorder, settings
+
+    (project / "a.txt").write_text("alpha\n")
+    task_hook, task_log = recorder(project.parent, "task")
+    read_hook, read_log = recorder(project.parent, "read")
+    settings(
+        project,
+        {"PreToolUse": [command_hook(task_hook, "Task"), command_hook(read_hook, "Read")]},
+    )
+    with FakeOpenAI([Reply(calls=[task("read a.txt", "explore", "look")]), Reply("ok")]) as server:
+        server.for_agent(
+            "explore", [Reply(calls=[Call("read", {"path": "a.txt"})]), Reply("alpha")]
+        )
+        session = session_for(project, server)
+        await session.turn("go")
+    [seen] = recorded(task_log)
+    assert seen["tool_name"] == "Task"
+    assert seen["tool_input"] == {
+        "description": "look",
+        "prompt": "read a.txt",
+        "subagent_type": "explore",
+    }
+    [read] = recorded(read_log)
+    assert read["tool_name"] == "Read" and read["tool_input"]["file_path"].endswith("a.txt")

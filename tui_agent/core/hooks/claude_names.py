@@ -34,8 +34,7 @@ CLAUDE_NAME = {
     "glob": "Glob",
     "grep": "Grep",
     "list": "LS",
-    # none is built in; a plugin's or a tool file's, named as opencode names them
-    "webfetch": "WebFetch",
+    "webfetch": "WebFetch",  # not built in: a plugin's or a tool file's, as opencode names it
     "task": "Task",
     "todo": "TodoWrite",
 }
@@ -46,6 +45,7 @@ _RENAMED: dict[str, dict[str, str]] = {
     "write": {"path": "file_path"},
     "edit": {"path": "file_path", "old": "old_string", "new": "new_string"},
     "grep": {"include": "glob", "ignore_case": "-i"},
+    "task": {"agent": "subagent_type"},
 }
 _DROPPED: dict[str, tuple[str, ...]] = {  # Claude's fields with nothing to become here
     "execute": ("description", "run_in_background", "dangerouslyDisableSandbox"),
