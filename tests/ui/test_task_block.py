@@ -70,6 +70,9 @@ async def opened(pilot: Pilot[Any], block: TaskBlock) -> str:
 
 
 TWO = Reply(calls=[task("find A", "Find A"), task("find B", "Find B")])
+# the children's calls get ids of their own: the fake server numbers calls by the count
+# of requests when it answers, and two children asking at once may get the same ids (the
+# session maps a call's end to its task call by the call's id alone)
 
 
 async def test_two_task_calls_are_two_live_blocks_with_their_childrens_steps(
@@ -82,7 +85,7 @@ async def test_two_task_calls_are_two_live_blocks_with_their_childrens_steps(
             server.when(
                 f"find {name.upper()}",
                 [
-                    Reply(calls=[Call("read", {"path": f"{name}.txt"})]),
+                    Reply(calls=[Call("read", {"path": f"{name}.txt"}, id=f"read_{name}")]),
                     Reply(f"{name.upper()} is in {name}.txt", pause_after=0, pause=1.5),
                 ],
             )
@@ -99,6 +102,7 @@ async def test_two_task_calls_are_two_live_blocks_with_their_childrens_steps(
             await wait_for(pilot, lambda: "✔ read a.txt" in body(first))
             await wait_for(pilot, lambda: "✔ read b.txt" in body(second))
             assert "2 subagents" in status(app)
+            assert "15 tokens" in header(first)  # its first request's, while it runs on
             await turn_over(pilot)
             assert "subagent" not in status(app)
             for block, name in ((first, "A"), (second, "B")):
@@ -132,6 +136,9 @@ async def test_the_folded_body_shows_the_last_lines_and_enter_shows_all(project:
             whole = await opened(pilot, block)
             assert all(f"line {n}" in whole for n in range(1, 9))
             assert body(block) == folded  # folded back
+            await pilot.click(TaskBlock)  # a click opens it too
+            await pilot.pause()
+            assert body(block) == whole
         session.conversation.journal.close()
 
 
@@ -170,7 +177,10 @@ async def test_two_childrens_dialogs_come_one_at_a_time(project: Path) -> None:
         for name in ("A", "B"):
             server.when(
                 f"find {name}",
-                [Reply(calls=[Call("execute", {"command": f"echo {name}"})]), Reply(name)],
+                [
+                    Reply(calls=[Call("execute", {"command": f"echo {name}"}, id=f"run_{name}")]),
+                    Reply(name),
+                ],
             )
         session = session_for(project, server)
         async with run_app(session) as pilot:
@@ -217,6 +227,67 @@ async def test_escape_during_two_children_cancels_both_and_the_app_goes_on(
             await send(pilot, "again")
             await turn_over(pilot)
             assert "fresh answer" in chat_text(app)
+        session.conversation.journal.close()
+
+
+async def test_a_childs_withdrawn_reply_is_taken_back_from_its_block(project: Path) -> None:
+    from tui_agent.core.util.paths import user_config_dir
+
+    config = user_config_dir() / "config.toml"
+    config.write_text("retry_base_delay = 0.01\n" + config.read_text())
+    async with FakeOpenAI([Reply(calls=[task("talk", "Talk")]), Reply("ok")]) as server:
+        cut = Reply("half of a first try", drop_after=3, delay=0.05)
+        server.when("talk", [cut, Reply("the whole second try")])
+        session = session_for(project, server)
+        async with run_app(session) as pilot:
+            app: TuiAgentApp = pilot.app  # type: ignore[assignment]
+            await send(pilot, "go")
+            await turn_over(pilot)
+            [block] = blocks(app)
+            whole = await opened(pilot, block)
+            assert "the whole second try" in whole and "retrying (" in whole
+            assert "half of" not in whole
+        session.conversation.journal.close()
+
+
+LEAD = """\
+---
+name: lead
+description: Splits a job among helpers
+tools: [read, task]
+delegate: true
+---
+
+Split the job.
+"""
+
+
+async def test_a_grandchilds_steps_show_in_its_ancestors_block(project: Path) -> None:
+    (project / ".tui-agent" / "agents").mkdir(parents=True)
+    (project / ".tui-agent" / "agents" / "lead.md").write_text(LEAD)
+    (project / "a.txt").write_text("alpha\n")
+    async with FakeOpenAI(
+        [Reply(calls=[task("split it", "Split", "lead")]), Reply("ok")]
+    ) as server:
+        server.for_agent(
+            "lead", [Reply(calls=[task("the small part", "Small part")]), Reply("lead: done")]
+        )
+        server.when(
+            "the small part",
+            [Reply(calls=[Call("read", {"path": "a.txt"})]), Reply("small part done")],
+        )
+        session = session_for(project, server)
+        async with run_app(session) as pilot:
+            app: TuiAgentApp = pilot.app  # type: ignore[assignment]
+            await send(pilot, "go")
+            await turn_over(pilot)
+            [block] = blocks(app)  # the grandchild has no block of its own
+            assert header(block).startswith("✔ lead Split"), header(block)
+            whole = await opened(pilot, block)
+            assert "✔ task Small part" in whole
+            assert "✔ general: read a.txt" in whole
+            assert "lead: done" in whole
+            assert not app.chat.query(ToolCallBlock)
         session.conversation.journal.close()
 
 

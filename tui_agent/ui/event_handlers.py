@@ -106,9 +106,10 @@ async def subagent_started(app: AgentApp, chat: ChatView, event: ev.SubagentStar
 
 
 async def subagent_event(app: AgentApp, chat: ChatView, event: ev.SubagentEvent) -> None:
-    """What the subagent's loop said, in its block: its text and thinking as they stream,
-    its notes and retries. A grandchild's (wrapped twice) is left out: its call's line in
-    the block says when it ends."""
+    """What the subagent's loop said, in its block: its text and thinking as they stream
+    (a reply withdrawn for a retry taken back), its tokens, its notes and retries. A
+    grandchild's (wrapped twice) is left out: its calls and its ``task`` call's line in
+    the block say what it does."""
     task = chat.task_block(event.call_id)
     inner = event.event
     if task is None:
@@ -117,6 +118,12 @@ async def subagent_event(app: AgentApp, chat: ChatView, event: ev.SubagentEvent)
         task.add_text(inner.text)
     elif isinstance(inner, ev.ThinkingChunk):
         task.add_text(inner.text, thinking=True)
+    elif isinstance(inner, ev.UsageUpdate):
+        task.usage(inner.total_tokens)
+    elif isinstance(inner, ev.ReplyFinished):
+        task.reply_finished()
+    elif isinstance(inner, ev.ReplyWithdrawn):
+        task.withdraw()
     elif isinstance(inner, ev.Retrying):
         task.add_note(inner.line(), "warning")
     elif isinstance(inner, Note):

@@ -128,6 +128,7 @@ class TaskBlock(Vertical, can_focus=True):
         self.body = Static("", classes="body", markup=False)
         self._timer: Any = None
         self._scheduled = False
+        self._reply_from = len(self.steps)  # where the child's reply streaming now starts
         if result is not None:
             self._take(result, elapsed)
 
@@ -156,6 +157,23 @@ class TaskBlock(Vertical, can_focus=True):
             last = TextStep(thinking=thinking, kind=kind)
             self.steps.append(last)
         last.parts.append(text)
+        self._changed()
+
+    def usage(self, total_tokens: int) -> None:
+        """The child's tokens so far (all its requests)."""
+        self.tokens = total_tokens
+        self._draw_header()
+
+    def reply_finished(self) -> None:
+        """The child's reply streamed whole: a withdrawal no longer takes it back."""
+        self._reply_from = len(self.steps)
+
+    def withdraw(self) -> None:
+        """The child's reply stopped before its end and is sent again (``ReplyWithdrawn``):
+        its text so far is taken back, as the chat does with the session's own."""
+        start = self._reply_from
+        kept = [s for s in self.steps[start:] if not (isinstance(s, TextStep) and not s.kind)]
+        self.steps[start:] = kept  # its calls and notes stay (a call runs after its reply)
         self._changed()
 
     def add_note(self, text: str, kind: str | None = None) -> None:
@@ -242,9 +260,10 @@ class TaskBlock(Vertical, can_focus=True):
     def state(self) -> tuple[tuple[str, str], str]:
         """The header's mark and what it says of the state."""
         elapsed = time.monotonic() - self.started
-        if self.result is None and self.seconds is None:
-            return (SPINNER[int(elapsed * 10) % len(SPINNER)], "$accent"), f"{elapsed:.1f}s"
         numbers = [f"{self.tokens:,} tokens"] if self.tokens else []
+        if self.result is None and self.seconds is None:
+            spinner = SPINNER[int(elapsed * 10) % len(SPINNER)]
+            return (spinner, "$accent"), " · ".join([*numbers, f"{elapsed:.1f}s"])
         numbers.append(f"{self.seconds or 0:.1f}s")
         if self.cancelled:
             return ("✖", "$warning"), " · ".join(["cancelled", *numbers])
