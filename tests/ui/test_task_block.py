@@ -8,6 +8,7 @@ testing kit's server, through the real loop."""
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -314,3 +315,107 @@ async def test_a_resumed_conversation_shows_each_childs_steps(project: Path) -> 
         assert "✔ read a.txt" in whole
         assert not app.chat.query(ToolCallBlock)  # the child's read is not a chat block
     resumed.conversation.journal.close()
+
+
+async def test_undo_draws_an_earlier_turns_task_block_again(project: Path) -> None:
+    parent = Reply(calls=[task("read a", "Read A", id="call_task_a")])
+    script = [parent, Reply("read it"), Reply("second answer")]
+    async with FakeOpenAI(script) as server:
+        server.when("read a", [Reply(calls=[Call("list", {"path": "."})]), Reply("listed")])
+        session = session_for(project, server)
+        async with run_app(session) as pilot:
+            app: TuiAgentApp = pilot.app  # type: ignore[assignment]
+            await send(pilot, "first")
+            await turn_over(pilot)
+            await send(pilot, "second")
+            await turn_over(pilot)
+            before = blocks(app)[0]
+            await send(pilot, "/undo")
+            await wait_for(pilot, lambda: blocks(app) and blocks(app)[0] is not before)
+            [block] = blocks(app)
+            assert header(block).startswith("✔ general Read A"), header(block)
+            assert "✔ list ." in await opened(pilot, block)
+            assert not app.chat.query(ToolCallBlock)
+        session.conversation.journal.close()
+
+
+# -- how it looks ---------------------------------------------------------------------------
+
+
+def call(call_id: str, name: str, **args: Any) -> dict[str, Any]:
+    arguments = json.dumps(args)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def answer(call_id: str, **result: Any) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": json.dumps(result)}
+
+
+REVIEW = "app.py is fine:\n- `main()` prints a greeting\n- no tests yet\n- no error handling"
+SHOWN: list[dict[str, Any]] = [
+    {"role": "user", "content": "review app.py and find who calls main"},
+    {
+        "role": "assistant",
+        "content": "I'll split this into two jobs.",
+        "tool_calls": [
+            call("call_a", "task", description="Review app.py", prompt="Review", agent="explore"),
+            call("call_b", "task", description="Find main's callers", prompt="Find"),
+        ],
+    },
+    answer("call_a", agent="explore", tokens=1234, seconds=3.2, steps=3, output=REVIEW),
+    answer("call_b", error="cancelled by the user", name="task"),
+]
+RUNS: dict[str, tuple[str, list[dict[str, Any]]]] = {
+    "call_a": (
+        "explore",
+        [
+            {"role": "user", "content": "Review"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [call("r1", "read", path="app.py")],
+            },
+            answer("r1", content="def main(): ..."),
+            {"role": "assistant", "content": None, "tool_calls": [call("g1", "grep", pattern="x")]},
+            answer("g1", error="grep: bad pattern"),
+            {"role": "assistant", "content": REVIEW},
+        ],
+    ),
+    "call_b": (
+        "general",
+        [
+            {"role": "user", "content": "Find"},
+            {
+                "role": "assistant",
+                "content": "Looking for the callers of main.",
+                "tool_calls": [call("g2", "grep", pattern="main\\(")],
+            },
+            answer("g2", output="app.py:1: def main():"),
+        ],
+    ),
+}
+
+
+@pytest.fixture
+def home_project(isolated_home: Path) -> Path:
+    root = isolated_home / "demo"  # under HOME: ~/demo on every machine
+    root.mkdir()
+    (root / ".git").mkdir()
+    return root
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_task_blocks_snapshot(snap_compare: Any, home_project: Path, size: tuple[int, int]) -> None:
+    """A resumed turn's two task blocks, folded: one done (its final message's first lines,
+    a failed call among its steps), one cancelled (its last lines)."""
+    from tui_agent.ui.prompt import PromptArea
+    from tui_agent.ui.resumed import ChildRuns, show_transcript
+
+    app = TuiAgentApp(create_session(home_project))
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        pilot.app.query_one(PromptArea).cursor_blink = False
+        await show_transcript(app.chat, SHOWN, ChildRuns(None, RUNS))
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -50,9 +50,12 @@ class ChildRuns:
     ``task`` call: read when the first task call is shown, not before (a resumed
     conversation without one never reads its journal again)."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(
+        self, path: Path | None, runs: dict[str, tuple[str, list[dict[str, Any]]]] | None = None
+    ) -> None:
+        """``runs``: given instead of read (a journal's ``child_records``)."""
         self.path = path
-        self._runs: dict[str, tuple[str, list[dict[str, Any]]]] | None = None
+        self._runs = runs
 
     @classmethod
     def of(cls, conversation: object) -> ChildRuns:

@@ -214,7 +214,10 @@ class TaskBlock(Vertical, can_focus=True):
         if isinstance(result.get("tokens"), int):
             self.tokens = result["tokens"]
         seconds = result.get("seconds")
-        self.seconds = seconds if isinstance(seconds, (int, float)) else self.seconds or elapsed
+        if isinstance(seconds, (int, float)):
+            self.seconds = seconds
+        elif self.seconds is None and elapsed:  # a resumed call without them: none shown
+            self.seconds = elapsed
         if error:
             self.error = error
             self.cancelled = self.cancelled or "cancelled" in error.lower()
@@ -264,7 +267,8 @@ class TaskBlock(Vertical, can_focus=True):
         if self.result is None and self.seconds is None:
             spinner = SPINNER[int(elapsed * 10) % len(SPINNER)]
             return (spinner, "$accent"), " · ".join([*numbers, f"{elapsed:.1f}s"])
-        numbers.append(f"{self.seconds or 0:.1f}s")
+        if self.seconds is not None:
+            numbers.append(f"{self.seconds:.1f}s")
         if self.cancelled:
             return ("✖", "$warning"), " · ".join(["cancelled", *numbers])
         if self.error:
@@ -276,7 +280,9 @@ class TaskBlock(Vertical, can_focus=True):
     def _draw_header(self) -> None:
         mark, state = self.state()
         calls = len(self.calls)
+        failed = sum(step.ok is False for step in self.calls.values())
         tools = f" · {calls} tool call{'s' if calls != 1 else ''}" if calls else ""
+        tools += f", {failed} failed" if failed else ""  # a folded block may hide them
         self.header.update(
             Content.assemble(
                 mark,
