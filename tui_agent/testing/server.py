@@ -53,6 +53,7 @@ class Reply:
     pause_after: int | None = None  # after N chunks, wait ``pause`` seconds, then go on
     pause: float = 0.0
     chunks: list[Any] | None = None  # sent instead of the chunks made from the fields above
+    serial: int | None = field(default=None, repr=False)  # the request it answers (call ids)
 
 
 STREAM_FAULTS = ("disconnect", "truncate", "malformed", "stall")
@@ -261,7 +262,7 @@ class FakeOpenAI:
             self.headers.append(headers)
             for match, replies in self.routes:
                 if replies and match(body):
-                    return replies.pop(0)
+                    return replace(replies.pop(0), serial=len(self.requests))
             faults = self.faults
             if faults is not None:
                 error = faults.error()
@@ -279,7 +280,7 @@ class FakeOpenAI:
                 reply, broken = faults.stream(reply, count)
             if self.script and not broken:
                 self.script.pop(0)
-            return reply
+            return replace(reply, serial=len(self.requests))  # its calls' ids: this request's
 
     # -- rendering --------------------------------------------------------------------------
 
@@ -301,7 +302,8 @@ class FakeOpenAI:
         for piece in _words(reply.text, reply.chunk_words) if reply.text else []:
             yield chunk({"content": piece})
         for index, call in enumerate(reply.calls):
-            call_id = call.id or f"call_{len(self.requests)}_{index}"
+            serial = len(self.requests) if reply.serial is None else reply.serial
+            call_id = call.id or f"call_{serial}_{index}"
             yield chunk(
                 {
                     "tool_calls": [

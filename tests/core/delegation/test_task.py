@@ -18,7 +18,7 @@ from conftest import FIXTURES
 
 from tui_agent import Decision, Session, create_session
 from tui_agent.core.delegation import child_records
-from tui_agent.events import SubagentFinished, SubagentStarted, ToolCallStarted
+from tui_agent.events import SubagentFinished, SubagentStarted, ToolCallFinished, ToolCallStarted
 from tui_agent.testing import Call, FakeOpenAI, Person, Reply, agent_of, transcript_problem
 
 REVIEWER = FIXTURES / "agents" / "claude" / "code-reviewer.md"
@@ -42,8 +42,10 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(m["content"]) for m in body["messages"] if m["role"] == "tool"]
 
 
-def task(prompt: str, agent: str = "general", description: str = "a job", **extra: Any) -> Call:
-    return Call("task", {"description": description, "prompt": prompt, "agent": agent, **extra})
+def task(
+    prompt: str, agent: str = "general", description: str = "a job", id: str | None = None
+) -> Call:
+    return Call("task", {"description": description, "prompt": prompt, "agent": agent}, id=id)
 
 
 async def test_claude_code_reviewer_runs_with_exactly_its_tools(project: Path) -> None:
@@ -375,3 +377,22 @@ async def test_a_claude_hook_on_task_sees_claudes_fields(project: Path) -> None:
     }
     [read] = recorded(read_log)
     assert read["tool_name"] == "Read" and read["tool_input"]["file_path"].endswith("a.txt")
+
+
+async def test_two_childrens_calls_with_one_id_keep_their_own_parent(project: Path) -> None:
+    """Servers may give two requests' calls the same id: each finished call still names
+    the task call it belongs to."""
+    (project / "a.txt").write_text("alpha\n")
+    read = Reply(calls=[Call("read", {"path": "a.txt"}, id="call_same")])
+    parent = Reply(calls=[task("first", id="task_1"), task("second", id="task_2")])
+    with FakeOpenAI([parent, Reply("ok")]) as server:
+        server.when("first", [read, Reply("one")])
+        server.when("second", [read, Reply("two")])
+        session = session_for(project, server)
+        finished: list[Any] = []
+        session.events.listen(
+            lambda e: finished.append(e) if isinstance(e, ToolCallFinished) else None
+        )
+        await session.turn("go")
+    reads = sorted((e.parent, e.agent) for e in finished if e.name == "read")
+    assert reads == [("task_1", "general"), ("task_2", "general")]

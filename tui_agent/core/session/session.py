@@ -160,7 +160,6 @@ class Session:
         self._agent.allowed = self.agents.allowed  # a primary agent's tools (/agent)
         self.conversation._usage = lambda: self._agent.tokens
         self._turn: asyncio.Task[Any] | None = None
-        self._parents: dict[str, tuple[str, str]] = {}  # a subagent's call: its task call
 
     # -- the parts the SPEC names, and the frontend ---------------------------------------
 
@@ -446,14 +445,13 @@ class Session:
             if not raw and args is not None:
                 raw = json.dumps(args, ensure_ascii=False, default=str)
             parent = event.parent
-            agent = self.agents.agent_of(parent) or "main" if parent else "main"
-            if parent:
-                self._parents[event.call_id] = (parent, agent)
+            agent = (self.agents.agent_of(parent) or "main") if parent else "main"
             self.events.emit(
                 ToolCallStarted(event.call_id, event.called_as, raw, args, parent, agent)
             )
         elif event.kind == "call_finished" and event.result is not None:
-            parent, agent = self._parents.pop(event.call_id, ("", "main"))
+            parent = event.parent
+            agent = (self.agents.agent_of(parent) or "main") if parent else "main"
             self.events.emit(
                 ToolCallFinished(
                     event.call_id, event.called_as, event.result, event.elapsed, parent, agent

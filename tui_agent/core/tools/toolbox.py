@@ -456,6 +456,7 @@ class Toolbox:
         real = self.resolve(name)
         call_args: Any = {} if args is None else (dict(args) if isinstance(args, Mapping) else args)
         call_id = ""
+        parent = context.parent_call if context is not None else ""
         if self._listeners:  # a session always listens; a toolbox on its own saves the work
             call_id = self._call_id(context)
             self._emit(
@@ -466,20 +467,20 @@ class Toolbox:
                     _mapping(call_args),
                     call_id=call_id,
                     arguments="" if isinstance(call_args, Mapping) else _as_text(call_args),
-                    parent=context.parent_call if context is not None else "",
+                    parent=parent,
                 )
             )
         if real is None:
             available = ", ".join(sorted(n for n in self.tools if not self._hidden(n)))
             result = Result({"error": f'unknown tool: "{name}". Available: {available}'})
-            self._finished(name, name, call_args, result, 0.0, call_id)
+            self._finished(name, name, call_args, result, 0.0, call_id, parent)
             return result
         tool = self.tools[real]
         assert tool._validator is not None
         problem = tool._validator.error(call_args)
         if problem is not None:
             result = Result({"error": problem})
-            self._record(tool.name, name, call_args, result, 0.0, call_id)
+            self._record(tool.name, name, call_args, result, 0.0, call_id, parent)
             return result
         started = time.perf_counter()
         token = _CURRENT.set(CallInfo(tool.name, name, context, loop=asyncio.get_running_loop()))
@@ -491,13 +492,14 @@ class Toolbox:
         except asyncio.CancelledError:
             cancelled = Result({"error": CANCELLED, "name": name})
             elapsed = time.perf_counter() - started
-            self._finished(tool.name, name, call_args, cancelled, elapsed, call_id)
+            self._finished(tool.name, name, call_args, cancelled, elapsed, call_id, parent)
             raise
         except BaseException as exc:  # sys.exit, KeyboardInterrupt… raised by the tool itself
             result = self._failure(exc, name, call_args)
         finally:
             _CURRENT.reset(token)
-        self._record(tool.name, name, call_args, result, time.perf_counter() - started, call_id)
+        elapsed = time.perf_counter() - started
+        self._record(tool.name, name, call_args, result, elapsed, call_id, parent)
         return result
 
     def reject(
@@ -514,7 +516,7 @@ class Toolbox:
                 "call_started", real, name, call_id=call_id, arguments=arguments, parent=parent
             )
             self._emit(started)
-            self._finished(real, name, None, result, 0.0, call_id)
+            self._finished(real, name, None, result, 0.0, call_id, parent)
         return result
 
     def _new_call_id(self) -> str:
@@ -546,22 +548,43 @@ class Toolbox:
         return Result({"error": message, "name": name, "args": args})
 
     def _record(
-        self, real: str, called_as: str, args: Any, result: Result, elapsed: float, call_id: str
+        self,
+        real: str,
+        called_as: str,
+        args: Any,
+        result: Result,
+        elapsed: float,
+        call_id: str,
+        parent: str = "",
     ) -> None:
         stats = self.stats.get(real)
         if stats is None:
             stats = self.stats[real] = CallStats()
         stats.calls += 1
         stats.last_result = result
-        self._finished(real, called_as, args, result, elapsed, call_id)
+        self._finished(real, called_as, args, result, elapsed, call_id, parent)
 
     def _finished(
-        self, real: str, called_as: str, args: Any, result: Result, elapsed: float, call_id: str
+        self,
+        real: str,
+        called_as: str,
+        args: Any,
+        result: Result,
+        elapsed: float,
+        call_id: str,
+        parent: str = "",
     ) -> None:
         if self._listeners:
             self._emit(
                 ToolboxEvent(
-                    "call_finished", real, called_as, _mapping(args), result, elapsed, call_id
+                    "call_finished",
+                    real,
+                    called_as,
+                    _mapping(args),
+                    result,
+                    elapsed,
+                    call_id,
+                    parent=parent,
                 )
             )
 
