@@ -206,6 +206,10 @@ async def rewound(app: AgentApp, chat: ChatView, event: ev.Rewound) -> None:
     app.update_status()
 
 
+async def agent_changed(app: AgentApp, chat: ChatView, event: ev.AgentChanged) -> None:
+    app.update_status()  # the primary agent (/agent) is on the prompt's border too
+
+
 async def mode_changed(app: AgentApp, chat: ChatView, event: ev.ModeChanged) -> None:
     app.update_status()  # the mode is on the prompt's border
     app.refresh_bindings()
@@ -254,6 +258,7 @@ HANDLERS: dict[type, Handler] = {
     ev.ShellOutput: shell_output,
     ev.ShellFinished: shell_finished,
     ev.ModeChanged: mode_changed,
+    ev.AgentChanged: agent_changed,
     ev.TodoChanged: todo_changed,
     ev.SubagentStarted: subagent_started,
     ev.SubagentEvent: subagent_event,

@@ -190,8 +190,8 @@ class SessionApp(App[None]):
         sandbox, working: the status under the prompt (the folder is in the header), each
         part with its shorter forms and what they are worth (``status.fit_status``): the
         token count goes first, then the provider, the window's size, "sandbox", the model,
-        "no sandbox", "mode: ", the context share; the mode, the subagents running ("2
-        subagents") and "working…" always stay."""
+        "no sandbox", "mode: ", the context share; the mode, the primary agent ("agent:
+        plan", after /agent), the subagents running ("2 subagents") and "working…" stay."""
         from .status import StatusPart  # with the session: after the first frame
 
         session = self.session
@@ -209,6 +209,9 @@ class SessionApp(App[None]):
         parts.append(
             StatusPart((f"mode: {session.permissions.mode}", session.permissions.mode), (50,))
         )
+        primary = session.agents.primary  # /agent NAME: the session is that agent
+        if primary is not None:
+            parts.append(StatusPart((f"agent: {primary.name}", primary.name), (50,)))
         sandbox = session.sandbox  # "sandbox" when on, "no sandbox" when wanted but missing
         if sandbox.active:  # the usual state: gives way before the model's name
             parts.append(StatusPart(("sandbox", ""), (35,)))
