@@ -152,3 +152,16 @@ if __name__ == "__main__":  # screenshots to look at: python tests/test_todo_vie
         (demo / ".git").mkdir(parents=True)
         for path in asyncio.run(_shots(target, demo)):
             print(path)
+
+
+async def test_the_todo_calls_block_says_the_list_in_one_line(project: Path) -> None:
+    """Not the JSON of the whole list: how far it is, and the item in progress."""
+    from tui_agent.testing import chat_text
+
+    async with FakeOpenAI([Reply(calls=[Call("todo", {"todos": PLAN})]), Reply("ok")]) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        async with run_app(session, size=(120, 40)) as pilot:
+            await send(pilot, "plan")
+            await wait_for(pilot, lambda: "✔ todo 1/3 done · ▶ Fixing it" in chat_text(pilot.app))
+            assert '"todos"' not in chat_text(pilot.app)
+        session.conversation.journal.close()

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from ...core.protocol.result import Result
 
 
+TODO_NAMES = frozenset({"todo", "todowrite", "TodoWrite", "todo_write", "write_todos"})
+
+
 def _pretty(value: Any) -> str:
     import json  # json and the core come after the first frame
 
@@ -131,6 +134,19 @@ class ToolCallBlock(Vertical):
     def _args_text(self) -> str:
         import json
 
+        todos = self.args.get("todos") if isinstance(self.args, dict) else None
+        if self.tool_name in TODO_NAMES and isinstance(todos, list):  # the list, in a line
+            items = [item for item in todos if isinstance(item, dict)]
+            done = sum(item.get("status") == "completed" for item in items)
+            now = next(
+                (
+                    item.get("activeForm") or item.get("content")
+                    for item in items
+                    if item.get("status") == "in_progress"
+                ),
+                None,
+            )
+            return f"{done}/{len(items)} done" + (f" · ▶ {now}" if now else "")
         text = self.arguments if self.args is None else json.dumps(self.args, ensure_ascii=False)
         return text if len(text) <= 200 else text[:200] + "…"
 
