@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .testing import Call, FakeOpenAI, Reply
+from .testing import Call, FakeOpenAI, Reply, wait_for_prompt
 
 SIZE = (110, 34)
 README = "# demo\n\nA small project used for screenshots.\n"
@@ -59,15 +59,14 @@ async def shoot(out: Path, work: Path) -> list[Path]:
         session = create_session(project, base_url=server.base_url, model="demo-model")
         app = TuiAgentApp(session)
         async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            prompt = app.query_one("#prompt")
-            prompt.text = "What is in this project?"  # type: ignore[attr-defined]
+            prompt = await wait_for_prompt(pilot)  # right after the first frame
+            prompt.text = "What is in this project?"
             await pilot.press("enter")
             await _wait_for(pilot, lambda: len(server.requests) >= 2 and not session.busy)
             await pilot.pause(0.3)
             written.append(Path(app.save_screenshot("chat.svg", str(out))))
 
-            prompt.text = "Install it in my environment"  # type: ignore[attr-defined]
+            prompt.text = "Install it in my environment"
             await pilot.press("enter")
             await _wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
             await _wait_for(pilot, lambda: app.screen.armed)  # type: ignore[attr-defined]

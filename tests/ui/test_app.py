@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from tui_agent import ApprovalRequest, Session, create_session
 from tui_agent.core.util.paths import user_config_dir, user_data_dir
-from tui_agent.testing import Call, FakeOpenAI, Reply, send, wait_for
+from tui_agent.testing import Call, FakeOpenAI, Reply, send, wait_for, wait_for_prompt
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.blocks.markdown import NoteMarkdown, ReplyMarkdown
 from tui_agent.ui.blocks.message import Note, UserMessage
@@ -73,7 +73,7 @@ def prompt_of(app: TuiAgentApp) -> PromptArea:
 
 async def type_in(pilot: Pilot[Any], text: str) -> None:
     """Put ``text`` in the prompt with the cursor at its end (faster than a key per letter)."""
-    prompt = prompt_of(pilot.app)  # type: ignore[arg-type]
+    prompt = await wait_for_prompt(pilot)
     prompt.focus()
     prompt.text = text
     prompt.move_cursor(prompt.document.end)

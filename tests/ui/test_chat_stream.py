@@ -20,7 +20,7 @@ from textual import events
 from textual.pilot import Pilot
 
 from tui_agent import create_session, testing
-from tui_agent.testing import FakeOpenAI, Reply
+from tui_agent.testing import FakeOpenAI, Reply, wait_for_prompt
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.blocks.markdown import ReplyMarkdown
 from tui_agent.ui.blocks.reply import ReplyStream, split_markdown
@@ -68,7 +68,7 @@ async def app_after_reply(
         session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
         app = TuiAgentApp(session)
         async with app.run_test(size=SIZE) as pilot:
-            app.query_one(PromptArea).text = "write a lot"
+            (await wait_for_prompt(pilot)).text = "write a lot"
             await pilot.press("enter")
             await wait_for(pilot, lambda: not server.script and not session.busy)
             await app.workers.wait_for_complete()
@@ -333,6 +333,7 @@ async def test_the_end_of_a_reply_is_drawn_even_while_the_user_types(tmp_path: P
         session = create_session(tmp_path, base_url=server.base_url, model="fake-model")
         app = TuiAgentApp(session)
         async with app.run_test(size=SIZE) as pilot:
+            await wait_for_prompt(pilot)  # type_key posts to it
             app.run_line("go")
             await wait_for(pilot, lambda: session.busy)
             while session.busy:  # typing through the end of the turn

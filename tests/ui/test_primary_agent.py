@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tui_agent import create_session
-from tui_agent.testing import FakeOpenAI, run_app, send, wait_for
+from tui_agent.testing import FakeOpenAI, run_app, send, wait_for, wait_for_prompt
 
 PLANNER = """\
 ---
@@ -26,7 +26,7 @@ async def test_the_border_shows_the_primary_agent(project: Path) -> None:
     with FakeOpenAI() as server:
         session = create_session(project, base_url=server.base_url, model="m", trust=True)
         async with run_app(session, size=(120, 30)) as pilot:
-            prompt = pilot.app.query_one("#prompt")
+            prompt = await wait_for_prompt(pilot)
 
             def border() -> str:
                 return str(prompt.border_subtitle)

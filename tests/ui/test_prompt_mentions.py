@@ -27,6 +27,7 @@ from tui_agent.testing import (
     turn_over,
     type_keys,
     wait_for,
+    wait_for_prompt,
 )
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.blocks.message import UserMessage
@@ -61,6 +62,7 @@ def shown(prompt: PromptArea) -> list[str] | None:
 async def ready(pilot: Pilot[Any]) -> TuiAgentApp:
     app: Any = pilot.app
     await wait_for(pilot, lambda: app.session_ready)
+    await wait_for_prompt(pilot)
     return app
 
 

@@ -15,7 +15,15 @@ from textual import events
 from textual.pilot import Pilot
 
 from tui_agent import create_session
-from tui_agent.testing import FakeOpenAI, Reply, chat_text, run_app, turn_over, type_keys
+from tui_agent.testing import (
+    FakeOpenAI,
+    Reply,
+    chat_text,
+    run_app,
+    turn_over,
+    type_keys,
+    wait_for_prompt,
+)
 from tui_agent.ui.prompt import PromptArea
 
 # an editor: records what it was given, then saves its own text (or fails)
@@ -36,8 +44,8 @@ def lines(count: int, word: str = "line") -> str:
     return "".join(f"{word} {n}\n" for n in range(1, count + 1))
 
 
-def prompt_of(pilot: Pilot[Any]) -> PromptArea:
-    return pilot.app.query_one(PromptArea)
+async def prompt_of(pilot: Pilot[Any]) -> PromptArea:
+    return await wait_for_prompt(pilot)
 
 
 async def paste(pilot: Pilot[Any], text: str) -> None:
@@ -67,7 +75,7 @@ async def test_a_long_paste_is_a_placeholder_and_is_sent_whole(
     pasted = lines(30)
     session = create_session(project, base_url=fake_openai.base_url, model="m", load=False)
     async with run_app(session) as pilot:
-        prompt = prompt_of(pilot)
+        prompt = await prompt_of(pilot)
         await type_keys(pilot, "look at ")
         await paste(pilot, pasted)
         await type_keys(pilot, " please")
@@ -93,7 +101,7 @@ async def test_each_paste_has_its_own_placeholder_and_deleting_one_drops_it(
     first, second, third = lines(25, "first"), lines(25, "second"), lines(40, "third")
     session = create_session(project, base_url=fake_openai.base_url, model="m", load=False)
     async with run_app(session) as pilot:
-        prompt = prompt_of(pilot)
+        prompt = await prompt_of(pilot)
         await paste(pilot, first)
         await type_keys(pilot, " and ")
         await paste(pilot, second)
@@ -114,8 +122,9 @@ async def test_a_short_paste_goes_in_as_it_is(project: Path) -> None:
     session = create_session(project, load=False)
     async with run_app(session) as pilot:
         await paste(pilot, lines(20))
-        assert prompt_of(pilot).text == lines(20)
-        assert prompt_of(pilot).pastes == {}
+        prompt = await prompt_of(pilot)
+        assert prompt.text == lines(20)
+        assert prompt.pastes == {}
 
 
 def editor(tmp_path: Path, result: str) -> tuple[str, Path]:
@@ -136,7 +145,7 @@ async def test_ctrl_g_edits_the_prompt_in_the_editor(
     pasted = lines(22)
     session = create_session(project, load=False)
     async with run_app(session) as pilot:
-        prompt = prompt_of(pilot)
+        prompt = await prompt_of(pilot)
         await type_keys(pilot, "draft ")
         await paste(pilot, pasted)
 
@@ -158,7 +167,7 @@ async def test_an_editor_that_fails_leaves_the_prompt_as_it_was(
     monkeypatch.setenv("EDITOR", command)
     session = create_session(project, load=False)
     async with run_app(session) as pilot:
-        prompt = prompt_of(pilot)
+        prompt = await prompt_of(pilot)
         await type_keys(pilot, "keep me")
         await pilot.press("ctrl+g")
         await pilot.pause()

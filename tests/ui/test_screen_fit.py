@@ -18,7 +18,16 @@ from textual.widget import Widget
 from textual.widgets import Button, DataTable, Static
 
 from tui_agent import create_session
-from tui_agent.testing import Call, FakeOpenAI, Reply, run_app, send, turn_over, wait_for
+from tui_agent.testing import (
+    Call,
+    FakeOpenAI,
+    Reply,
+    run_app,
+    send,
+    turn_over,
+    wait_for,
+    wait_for_prompt,
+)
 from tui_agent.ui.dialogs import approval
 from tui_agent.ui.dialogs.approval import ApprovalScreen
 from tui_agent.ui.status import StatusPart, fit_status
@@ -181,6 +190,7 @@ async def test_the_status_stays_readable_beside_the_tools_panel_and_refits(
         session = create_session(project, base_url=server.base_url, model="demo-model")
         async with run_app(session, size=SMALL) as pilot:
             await wait_for(pilot, lambda: session.extensions.loaded)
+            await wait_for_prompt(pilot)
             await pilot.pause(0.1)
             full = status_line(pilot)
             assert "openai / demo-model · ctx " in full and "0 tokens · mode: ask" in full

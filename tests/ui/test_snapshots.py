@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 
 from tui_agent import ApprovalRequest, create_session
-from tui_agent.testing import wait_for
+from tui_agent.testing import wait_for, wait_for_prompt
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.dialogs import approval
 from tui_agent.ui.dialogs.approval import ApprovalScreen
-from tui_agent.ui.prompt import PromptArea
 
 SIZE = (100, 30)
 
@@ -29,7 +28,7 @@ def home_project(isolated_home: Path) -> Path:
 
 
 async def still(pilot: Any) -> None:
-    pilot.app.query_one(PromptArea).cursor_blink = False
+    (await wait_for_prompt(pilot)).cursor_blink = False
     await pilot.pause()
 
 

@@ -19,7 +19,7 @@ import pytest
 from textual.widgets import DataTable, Footer
 
 from tui_agent import Session, create_session
-from tui_agent.testing import FakeOpenAI, Reply, wait_for, wait_for_text
+from tui_agent.testing import FakeOpenAI, Reply, wait_for, wait_for_prompt, wait_for_text
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.prompt import PromptArea
 from tui_agent.ui.tools_panel import ToolsPanel
@@ -53,7 +53,8 @@ BEFORE_FIRST_FRAME = [
     "tui_agent.ui.frame",
     "tui_agent.ui.heap",
     "tui_agent.ui.palette",
-    "tui_agent.ui.prompt",
+    "tui_agent.ui.prompt",  # right after the first frame, before the session is made
+    "tui_agent.ui.prompt_standin",  # the first frame's (test_prompt_standin.py)
     "tui_agent.ui.sending",
     "tui_agent.ui.session_app",
 ]
@@ -808,7 +809,7 @@ async def test_export_of_a_resumed_conversation_holds_what_the_chat_has_not_show
         await wait_for(pilot, lambda: app.first_frame_drawn and app.session_ready)
         assert len(app.chat.query(UserMessage)) < 10
         assert session.conversation.conversation.deferred
-        app.query_one(PromptArea).text = "/export all.md"
+        (await wait_for_prompt(pilot)).text = "/export all.md"
         await pilot.press("enter")
         await wait_for(pilot, lambda: (project / "all.md").exists())
         text = (project / "all.md").read_text(encoding="utf-8")

@@ -18,7 +18,17 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Label, Static
 
 from tui_agent import Session, create_session
-from tui_agent.testing import Call, FakeOpenAI, Reply, chat_text, run_app, send, turn_over, wait_for
+from tui_agent.testing import (
+    Call,
+    FakeOpenAI,
+    Reply,
+    chat_text,
+    run_app,
+    send,
+    turn_over,
+    wait_for,
+    wait_for_prompt,
+)
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.blocks.task import TaskBlock
 from tui_agent.ui.blocks.tool_call import ToolCallBlock
@@ -408,13 +418,12 @@ def home_project(isolated_home: Path) -> Path:
 def test_task_blocks_snapshot(snap_compare: Any, home_project: Path, size: tuple[int, int]) -> None:
     """A resumed turn's two task blocks, folded: one done (its final message's first lines,
     a failed call among its steps), one cancelled (its last lines)."""
-    from tui_agent.ui.prompt import PromptArea
     from tui_agent.ui.resumed import ChildRuns, show_transcript
 
     app = TuiAgentApp(create_session(home_project))
 
     async def run_before(pilot: Pilot[Any]) -> None:
-        pilot.app.query_one(PromptArea).cursor_blink = False
+        (await wait_for_prompt(pilot)).cursor_blink = False
         await show_transcript(app.chat, SHOWN, ChildRuns(None, RUNS))
         await pilot.pause(0.2)
 

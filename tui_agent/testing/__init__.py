@@ -47,7 +47,8 @@ While a turn runs (a ``Reply(..., delay=0.1)`` keeps it running), ``queue(pilot,
 sends a line as Enter does then (it waits in ``app.queued`` and is sent when the turn
 ends) and ``steer(pilot, text)`` as Ctrl+S does (the model gets it before its next
 request: ``server.requests[n]["messages"]`` shows where); ``turn_over`` waits until the
-queue is sent too.
+queue is sent too. The prompt comes right after the first frame (a stand-in shows it
+before and keeps the keys pressed meanwhile): ``wait_for_prompt(pilot)`` waits for it.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ from .pilot import (
     turn_over,
     type_keys,
     wait_for,
+    wait_for_prompt,
     wait_for_text,
 )
 from .server import Call, FakeOpenAI, Faults, Reply, agent_of
@@ -87,6 +89,7 @@ __all__ = [
     "turn_over",
     "type_keys",
     "wait_for",
+    "wait_for_prompt",
     "wait_for_text",
 ]
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from ..core.session.session import Session
     from ..ui.app import TuiAgentApp
+    from ..ui.prompt import PromptArea
 
 # -- the app, driven by Pilot -----------------------------------------------------------------
 
@@ -43,6 +44,15 @@ async def wait_for(pilot: Pilot[Any], condition: Callable[[], Any], timeout: flo
         await pilot.pause(0.02)
 
 
+async def wait_for_prompt(pilot: Pilot[Any], timeout: float = 5.0) -> PromptArea:
+    """The app's prompt, once it is there: the first frame shows a stand-in (it keeps the
+    keys pressed meanwhile) and the prompt takes its place right after."""
+    app: Any = pilot.app
+    await wait_for(pilot, lambda: app.prompt_ready, timeout)
+    prompt: PromptArea = app.prompt
+    return prompt
+
+
 async def type_keys(pilot: Pilot[Any], text: str) -> None:
     """Type ``text`` into the focused widget one key at a time, as a user would."""
     names = {" ": "space", "\n": "ctrl+j", "\t": "tab"}
@@ -52,9 +62,7 @@ async def type_keys(pilot: Pilot[Any], text: str) -> None:
 async def send(pilot: Pilot[Any], text: str) -> None:
     """Put ``text`` in the prompt and press Enter, the way a user sends a message or a
     ``/command`` (faster than typing it key by key; ``type_keys`` does that)."""
-    from ..ui.prompt import PromptArea
-
-    prompt = pilot.app.query_one(PromptArea)
+    prompt = await wait_for_prompt(pilot)
     prompt.focus()
     prompt.text = text
     prompt.move_cursor(prompt.document.end)
@@ -127,10 +135,8 @@ async def steer(pilot: Pilot[Any], text: str) -> None:
     streaming now has no tool calls, as the next turn's prompt. Returns once the session
     holds it (``session.conversation.steering``) or has delivered it. ``AssertionError``
     when no turn runs."""
-    from ..ui.prompt import PromptArea
-
     app = await _working(pilot, "steer")
-    prompt = app.query_one(PromptArea)
+    prompt = await wait_for_prompt(pilot)
     prompt.focus()
     prompt.text = text
     prompt.move_cursor(prompt.document.end)

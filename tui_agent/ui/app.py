@@ -25,7 +25,6 @@ from textual.widgets import Footer
 from .frame import AppFooter, AppHeader, MainScreen
 from .heap import release_collections
 from .palette import SlashCommands
-from .prompt import CompletionMenu, PromptArea
 from .sending import SendingApp
 from .session_app import AgentEvent, TextBatch, UserLine
 
@@ -34,6 +33,7 @@ if TYPE_CHECKING:  # the core is imported after the first frame (see TuiAgentApp
     from ..core.protocol.output import Note
     from ..core.session.session import Session
     from .event_handlers import Handler
+    from .prompt import PromptArea
     from .todo_view import TodoView
     from .tools_panel import ToolsPanel
 
@@ -94,7 +94,7 @@ class TuiAgentApp(SendingApp):
         # the prompt's bottom border shows the status (update_status); the Tab-completion
         # menu and the queued prompts are mounted above the prompt when first needed and
         # the tools panel (docked right) when first shown: the first frame goes without them
-        yield self._prompt
+        yield self._prompt_box  # its stand-in: the prompt comes after the first frame
         yield AppFooter()
 
     def _connect(self, session: Session) -> None:
@@ -114,12 +114,13 @@ class TuiAgentApp(SendingApp):
         self._steered = events.Steered
         self._unsubscribe.append(session.events.listen(self._on_core_event))
         self._unheard = list(session.output.history)  # the rest comes with the events
-        self._prompt.keep_history(self._connection.history)
+        if self._prompt is not None:  # else _make_prompt gives it the history
+            self._prompt.keep_history(self._connection.history)
 
     async def on_mount(self) -> None:
         self.sub_title = self.folder_label
         self.screen.screen_layout_refresh_signal.subscribe(self, self._layout_refreshed)
-        self._prompt.focus()
+        self._prompt_box.focus()
         session = self._session  # None when deferred: made after the first frame
         if session is not None and session.conversation:  # resumed: its newest messages
             from .resumed import show_transcript  # with the session (it is connected)
@@ -147,9 +148,11 @@ class TuiAgentApp(SendingApp):
         self.call_after_refresh(self._load)
 
     async def _load(self) -> None:
-        """Right after the first frame: the one place the session is made (when the app was
-        given ``make_session``), then plugins, tool files and config load; what waited
-        for the session (``wait_for_session``) goes on after the load notes are shown."""
+        """Right after the first frame: the prompt in its stand-in's place, then the one
+        place the session is made (when the app was given ``make_session``), then plugins,
+        tool files and config load; what waited for the session (``wait_for_session``)
+        goes on after the load notes are shown."""
+        await self._bring_prompt()
         session = self._session
         if session is None:
             assert self._make_session is not None
@@ -288,9 +291,9 @@ class TuiAgentApp(SendingApp):
 
     def on_option_list_option_selected(self, event: Any) -> None:
         """A click in the Tab-completion menu picks that entry."""
-        if isinstance(event.option_list, CompletionMenu):
+        if event.option_list.id == "completions":
             event.stop()
-            prompt = self.query_one(PromptArea)
+            prompt = self.prompt
             prompt.apply_completion(str(event.option.prompt))
             prompt.focus()
 
@@ -330,7 +333,7 @@ class TuiAgentApp(SendingApp):
             from .todo_view import TodoView  # the first frame goes without it
 
             self._todo = TodoView(id="todo")
-            await self.mount(self._todo, before=self._queue_view or self._prompt)
+            await self.mount(self._todo, before=self._queue_view or self._prompt_box)
         if self._todo is not None:
             self._todo.show(summary, items)
 
@@ -376,8 +379,8 @@ class TuiAgentApp(SendingApp):
         """Ctrl+C: cancel the turn, or close the completion menu."""
         if self._session is not None and self._session.cancel():
             self.notify("Cancelling…")
-        elif isinstance(self.focused, PromptArea):
-            self.focused.hide_menu()
+        elif self._prompt is not None and self.focused is self._prompt:
+            self._prompt.hide_menu()
 
 
 def run_app(app: TuiAgentApp) -> int:

@@ -42,6 +42,9 @@ class AgentApp(Protocol):
     def prompt(self) -> PromptArea: ...
 
     @property
+    def prompt_ready(self) -> bool: ...
+
+    @property
     def tools_panel(self) -> ToolsPanel | None: ...
 
     def update_status(self) -> None: ...
@@ -147,7 +150,8 @@ async def tools_changed(app: AgentApp, chat: ChatView, event: ev.ToolsChanged) -
 async def commands_changed(app: AgentApp, chat: ChatView, event: ev.CommandsChanged) -> None:
     """The palette and Tab completion read the registry when used; an open completion
     menu is worked out again (its commands may have gone)."""
-    app.prompt.commands_changed(app.connection.complete)
+    if app.prompt_ready:  # before, its stand-in has no menu
+        app.prompt.commands_changed(app.connection.complete)
 
 
 async def usage(app: AgentApp, chat: ChatView, event: ev.UsageUpdate) -> None:

@@ -2,7 +2,8 @@
 Tab completion with a dropdown (command names, a command's completions, file names), long
 pastes shown as one placeholder line, Ctrl+G for the user's own editor.
 
-It is drawn in the first frame, before the core is imported: completions come from the
+It comes right after the first frame (``prompt_standin`` draws the empty prompt in it and
+keeps the keys typed meanwhile), before the core is imported: completions come from the
 app (``complete``, awaited) and the history's file from the app's connection
 (``keep_history``)."""
 
@@ -18,6 +19,8 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
+
+from .prompt_standin import SHOWN_BINDINGS, TYPING
 
 if TYPE_CHECKING:
     from ..core.extensions.commands import Completion
@@ -41,7 +44,7 @@ class CompletionMenu(OptionList):
 
 class PromptArea(TextArea):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+j", "newline", "Newline", id="prompt.newline"),
+        *SHOWN_BINDINGS,  # ctrl+j: Newline (the stand-in of the first frame shows them too)
         Binding("enter", "submit", "Send", id="prompt.send", show=False, priority=False),
         Binding("ctrl+g", "edit", "Editor", id="prompt.editor", show=False),
     ]
@@ -99,7 +102,7 @@ class PromptArea(TextArea):
 
     # -- keys -----------------------------------------------------------------------------
 
-    TYPING = 0.5  # seconds after a key during which the user counts as typing
+    TYPING = TYPING  # seconds after a key during which the user counts as typing
 
     def typing(self) -> bool:
         """A key came in the last ``TYPING`` seconds (streamed text waits then)."""

@@ -17,6 +17,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed  # textual.app 
 from .session_app import SessionApp, UserLine
 
 if TYPE_CHECKING:
+    from .prompt import PromptArea
     from .queue import QueuedPrompts
 
 
@@ -30,7 +31,11 @@ class SendingApp(SessionApp):
         self._steering: list[str] = []  # steered, on their way into session.conversation.steering
         self._queue_view: QueuedPrompts | None = None  # mounted above the prompt when needed
         self._announced = False  # run_turn showed the prompt of the turn about to start
-        self._prompt.take_queued = self._take_last_queued
+
+    def _make_prompt(self) -> PromptArea:
+        prompt = super()._make_prompt()
+        prompt.take_queued = self._take_last_queued  # Up in the empty prompt
+        return prompt
 
     def run_line(self, line: str) -> None:
         """Run what was sent (the prompt's Enter, the palette): a ``/command`` or a turn.
@@ -85,12 +90,13 @@ class SendingApp(SessionApp):
     def show_queue(self) -> None:
         """The dimmed list above the prompt and the footer's Esc follow the queue."""
         steering, view = self.steering, self._queue_view
-        parent = self._prompt.parent
+        box = self._prompt_box
+        parent = box.parent
         if view is None and (steering or self._queue) and isinstance(parent, Widget):
             from .queue import QueuedPrompts  # the first frame goes without it
 
             view = self._queue_view = QueuedPrompts(id="queue")
-            parent.mount(view, before=self._prompt)
+            parent.mount(view, before=box)
         if view is not None:
             view.show(steering, self._queue)
         self.refresh_bindings()
@@ -124,13 +130,13 @@ class SendingApp(SessionApp):
             expanded = await self.connection.expand(line)
             if isinstance(expanded, str):
                 self.say(f"error: {expanded}", "error")
-                self._prompt.put_back([line])
+                self.prompt.put_back([line])
                 return
             try:
                 steered = await self.session.steer(expanded)
             except Exception as exc:  # an on_prompt function stopped it: nothing sent
                 self.say(f"error: {exc}", "error")
-                self._prompt.put_back([line])
+                self.prompt.put_back([line])
                 return
         finally:
             self._steering.remove(line)
@@ -147,9 +153,10 @@ class SendingApp(SessionApp):
         taken += self._queue
         self._queue.clear()
         self.show_queue()
-        if taken and self._prompt.is_attached:
-            self._prompt.put_back(taken)
-            self._prompt.focus()
+        prompt = self._prompt
+        if taken and prompt is not None and prompt.is_attached:
+            prompt.put_back(taken)
+            prompt.focus()
         return taken
 
     def _take_last_queued(self) -> str | None:
@@ -192,8 +199,8 @@ class SendingApp(SessionApp):
 
     def action_steer(self) -> None:
         """Ctrl+S: the prompt's text into the running turn (an empty prompt: the queue)."""
-        if self._prompt.text.strip():
-            self._prompt.action_submit(steer=True)
+        if self.prompt.text.strip():
+            self.prompt.action_submit(steer=True)
             return
         queued, self._queue = self._queue, []
         for line in queued:
@@ -249,7 +256,7 @@ class SendingApp(SessionApp):
         expanded = await self.connection.expand(prompt)
         if isinstance(expanded, str):
             self.say(f"error: {expanded}", "error")
-            if not self._prompt.refill(prompt):
+            if not self.prompt.refill(prompt):
                 self.notify("The prompt box was not empty: the prompt is in the history (Up).")
             return
         chips = tuple(attachment.label for attachment in expanded.attachments)

@@ -12,18 +12,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.app import App
 from textual.message import Message
 from textual.screen import Screen
+from textual.widget import Widget
 
 from .chat import ChatView
 from .heap import Heap
-from .prompt import PromptArea
+from .prompt_standin import PromptStandIn, Typed
 
 if TYPE_CHECKING:  # the core is imported after the first frame (see TuiAgentApp._connect)
     from ..core.extensions.commands import Completion
     from ..core.session.session import Session
     from .connected import Connection
+    from .prompt import PromptArea
     from .status import StatusPart
 
 
@@ -86,8 +89,12 @@ class SessionApp(App[None]):
         self._chat = ChatView(
             id="chat", heap=self.heap, first_frame_drawn=lambda: self.first_frame_drawn
         )
-        self._prompt = PromptArea(self._complete, id="prompt")
-        self._prompt.find_files = self._find_files
+        # the first frame shows the prompt's stand-in (Textual's TextArea is a tenth of the
+        # instructions to it); _bring_prompt puts the prompt in its place right after
+        self._standin: PromptStandIn | None = PromptStandIn(id="prompt")
+        self._prompt: PromptArea | None = None
+        self._held_keys: list[Typed] | None = None  # keys (and pastes) for the prompt as it comes
+        self._replayed: Typed | None = None  # the held one the app handles now
         self.first_frame_drawn = False
         self._status_width = 0  # the prompt's width the status was last fitted to
         self._session: Session | None = None
@@ -142,11 +149,93 @@ class SessionApp(App[None]):
 
     @property
     def prompt(self) -> PromptArea:
+        """The prompt, from right after the first frame on (``_bring_prompt``); before
+        that its stand-in is drawn and this raises."""
+        if self._prompt is None:
+            raise RuntimeError("the prompt comes right after the first frame")
         return self._prompt
+
+    @property
+    def prompt_ready(self) -> bool:
+        """The prompt has taken its stand-in's place (right after the first frame)."""
+        return self._prompt is not None
+
+    @property
+    def _prompt_box(self) -> PromptArea | PromptStandIn:
+        """What is in the prompt's place: its stand-in in the first frame, then the prompt."""
+        if self._prompt is not None:
+            return self._prompt
+        assert self._standin is not None
+        return self._standin
 
     def typing(self) -> bool:
         """The user is typing in the prompt: streamed text waits (blocks.live.user_typing)."""
-        return self._prompt.typing()
+        return self._prompt_box.typing()
+
+    def _make_prompt(self) -> PromptArea:
+        from .prompt import PromptArea
+
+        prompt = PromptArea(self._complete, id="prompt")
+        prompt.find_files = self._find_files
+        if self._connection is not None:  # a session given ready is connected already
+            prompt.keep_history(self._connection.history)
+        return prompt
+
+    async def _bring_prompt(self) -> None:
+        """Right after the first frame (``_load``): the prompt takes its stand-in's place
+        (focused if the stand-in was, with its border's status). The keys typed into the
+        stand-in, then those that come meanwhile (``on_event`` holds them), reach it in
+        order through the app's key handling, one at a time (``_replay_keys``)."""
+        standin = self._standin
+        if standin is None or not standin.is_attached:
+            return
+        held: list[Typed] = []
+        self._held_keys = held  # from now on the app keeps new keys for the prompt
+        prompt = self._make_prompt()
+        prompt.border_subtitle = standin.border_subtitle
+        screen, parent = standin.screen, standin.parent
+        assert isinstance(parent, Widget)
+        siblings = list(parent.children)
+        following = siblings[siblings.index(standin) + 1 :]
+        focused = screen.focused is standin
+        with self.batch_update():  # no frame without a prompt
+            if focused:
+                screen.set_focus(None)  # not on to the chat while the stand-in goes
+            await standin.remove()  # after the keys on their way to it: it keeps them
+            self._prompt, self._standin = prompt, None
+            await parent.mount(prompt, before=following[0] if following else None)
+            if focused:
+                screen.set_focus(prompt)
+        held[:0] = standin.kept
+        self.run_worker(self._replay_keys(prompt), group="prompt-keys", exit_on_error=False)
+
+    async def on_event(self, event: events.Event) -> None:
+        """While the prompt comes and the stand-in's keys are replayed, new keys wait
+        behind them (``_held_keys``)."""
+        held = self._held_keys
+        if (
+            held is not None
+            and isinstance(event, (events.Key, events.Paste))
+            and not event.is_forwarded
+            and event is not self._replayed
+        ):
+            held.append(event)
+            return
+        await super().on_event(event)
+
+    async def _replay_keys(self, prompt: PromptArea) -> None:
+        """The held keys, one at a time, each as the app handles a key typed: the app
+        gives it to the prompt, and what the prompt leaves (Enter, Backspace: bindings)
+        comes back up to the app's bindings before the next key goes."""
+        held = self._held_keys
+        while held:
+            key = self._replayed = held.pop(0)
+            self.post_message(key)
+            for pump in (self, *prompt.ancestors_with_self):
+                done = asyncio.Event()
+                if pump.call_later(done.set):
+                    await done.wait()
+        self._held_keys = self._replayed = None
 
     def _live_chat(self) -> ChatView | None:
         """The chat, or None once the app is shutting down (events still arrive then).
@@ -169,9 +258,9 @@ class SessionApp(App[None]):
             await chat.add_note(message.text, message.kind)
 
     def refill_prompt(self, text: str) -> None:
-        if not self._prompt.refill(text):
+        if not self.prompt.refill(text):
             self.notify("The prompt box was not empty: the undone prompt was not put back.")
-        self._prompt.focus()
+        self.prompt.focus()
 
     @property
     def folder_label(self) -> str:
@@ -238,7 +327,7 @@ class SessionApp(App[None]):
     def update_status(self) -> None:
         """The status on the prompt's bottom border, shortened to its width (and again
         whenever that width changes: ``_layout_refreshed``)."""
-        prompt = self._prompt
+        prompt = self._prompt_box
         if not prompt.is_attached:  # not while the app is shutting down
             return
         self._status_width = prompt.outer_size.width
@@ -253,5 +342,5 @@ class SessionApp(App[None]):
     def _layout_refreshed(self, screen: Screen[Any]) -> None:
         """The main screen was laid out again: a resize, the tools panel opened or closed.
         The status is fitted again when the prompt's width changed."""
-        if self._prompt.outer_size.width != self._status_width:
+        if self._prompt_box.outer_size.width != self._status_width:
             self.update_status()

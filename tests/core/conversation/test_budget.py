@@ -16,7 +16,14 @@ from tui_agent.core.conversation import compaction
 from tui_agent.core.conversation.journal import read_messages, read_records
 from tui_agent.core.project.config import user_config_file
 from tui_agent.core.protocol.events import Compacted, ConversationReset
-from tui_agent.testing import Call, FakeOpenAI, Reply, count_tokens, transcript_problem
+from tui_agent.testing import (
+    Call,
+    FakeOpenAI,
+    Reply,
+    count_tokens,
+    transcript_problem,
+    wait_for_prompt,
+)
 
 SUMMARY_SYSTEM = "You summarise a conversation"
 
@@ -392,8 +399,7 @@ async def test_the_status_border_shows_the_context_share(project: Path) -> None:
     async with FakeOpenAI(context_limit=4096, responder=answering()) as server:
         session = create_session(project, base_url=server.base_url, model="fake-model")
         async with run_app(session) as pilot:
-            app = pilot.app
-            prompt = app.query_one("#prompt")
+            prompt = await wait_for_prompt(pilot)
 
             def shown() -> str:
                 return str(prompt.border_subtitle)

@@ -14,7 +14,7 @@ from conftest import write
 from tui_agent import create_session
 from tui_agent.core.project.config import user_config_file
 from tui_agent.events import ModeChanged
-from tui_agent.testing import Call, FakeOpenAI, Reply
+from tui_agent.testing import Call, FakeOpenAI, Reply, wait_for_prompt
 
 pytestmark = pytest.mark.real_permissions
 
@@ -135,7 +135,7 @@ async def test_shift_tab_cycles_the_mode_shown_on_the_prompts_border(project: Pa
 
     session = create_session(project)
     async with run_app(session, size=(120, 30)) as pilot:
-        prompt = pilot.app.query_one("#prompt")
+        prompt = await wait_for_prompt(pilot)
 
         def border() -> str:
             return str(prompt.border_subtitle)

@@ -17,10 +17,10 @@ from textual.widgets import DataTable
 from tui_agent import create_session
 from tui_agent.core.protocol import events as ev
 from tui_agent.core.util.paths import user_config_dir
-from tui_agent.testing import chat_text, run_app, send, wait_for, wait_for_text
+from tui_agent.testing import chat_text, run_app, send, wait_for, wait_for_prompt, wait_for_text
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.chat import ToolCallBlock
-from tui_agent.ui.prompt import CompletionMenu, PromptArea
+from tui_agent.ui.prompt import CompletionMenu
 
 SIZE = (120, 40)
 
@@ -169,7 +169,7 @@ async def test_an_open_completion_menu_follows_the_commands(project: Path) -> No
         session.commands.register(name, description=name, handler=lambda: None)
     async with run_app(session, size=SIZE) as pilot:
         app: TuiAgentApp = pilot.app  # type: ignore[assignment]
-        prompt = app.query_one(PromptArea)
+        prompt = await wait_for_prompt(pilot)
         await pilot.press(*"/ze", "tab")
         menu = app.query_one(CompletionMenu)
 
