@@ -203,8 +203,12 @@ async def _ui_stream(
                 if wall > deadline:
                     raise RuntimeError("stream_render: the app never went idle")
 
+        from tui_agent.testing.pilot import wait_for_prompt
+
+        await wait_for_prompt(pilot, 30)  # the first frame's stand-in gives way to it
+
         async def send(prompt: str) -> None:
-            pilot.app.query_one("#prompt").text = prompt  # type: ignore[attr-defined]
+            pilot.app.prompt.text = prompt  # type: ignore[attr-defined]
             await pilot.press("enter")
 
         async def until(condition: Callable[[], bool], what: str, timeout: float) -> None:
