@@ -26,14 +26,15 @@ def serve(
     from tui_agent.testing import FakeOpenAI, Reply
 
     script = [Reply(text, chunk_words=1, usage=(10, len(text.split(" ")))) for text, _ in replies]
-    gated = {id(reply) for reply, (_, flag) in zip(script, replies, strict=True) if flag}
 
     class GatedFake(FakeOpenAI):
         def chunks(self, reply: Reply, model: str) -> Iterator[dict[str, Any]]:
             sent = 0  # text tokens sent so far
             held: set[int] = set()
+            # the request it answers (1-based): the script is answered in order
+            gated = reply.serial is not None and replies[reply.serial - 1][1]
             for chunk in super().chunks(reply, model):
-                if id(reply) in gated and sent in gates and sent not in held:
+                if gated and sent in gates and sent not in held:
                     held.add(sent)
                     arrived[sent].set()
                     gates[sent].wait(GATE_TIMEOUT)
