@@ -396,3 +396,18 @@ async def test_two_childrens_calls_with_one_id_keep_their_own_parent(project: Pa
         await session.turn("go")
     reads = sorted((e.parent, e.agent) for e in finished if e.name == "read")
     assert reads == [("task_1", "general"), ("task_2", "general")]
+
+
+async def test_a_bad_agent_file_is_one_load_problem(project: Path) -> None:
+    """Shown with the plugins' problems, once, though the files are read again after
+    plugins register tools."""
+    folder = project / ".claude" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "broken.md").write_text("---\nname: [unclosed\n---\nbody\n")
+    with FakeOpenAI([Reply("ok"), Reply("ok")]) as server:
+        session = session_for(project, server)
+        await session.turn("one")
+        await session.turn("two")
+    broken = [p for p in session.extensions.problems if "broken.md" in str(p)]
+    assert len(broken) == 1, broken
+    assert "general" in session.agents.definitions.agents

@@ -462,9 +462,12 @@ class Session:
 
     def _agent_problems(self, problems: list[str]) -> None:
         """Agent files that did not read well are load problems, shown as plugins' are."""
+        known = self.extensions.problems
         for problem in problems:
             where, _, error = problem.partition(": ")
-            self.extensions.problems.append(LoadProblem(where, error or problem))
+            found = LoadProblem(where, error or problem)
+            if found not in known:  # the files are read again after a plugin adds a tool
+                known.append(found)
 
     def _hidden(self, name: str) -> bool:
         return self.extensions.hidden(name)
