@@ -121,8 +121,10 @@ async def test_each_paste_has_its_own_placeholder_and_deleting_one_drops_it(
 async def test_a_short_paste_goes_in_as_it_is(project: Path) -> None:
     session = create_session(project, load=False)
     async with run_app(session) as pilot:
-        await paste(pilot, lines(20))
+        # the prompt first: a paste into the first frame's stand-in is replayed into it
+        # after the swap (tests/ui/test_prompt_standin.py), a moment after it is there
         prompt = await prompt_of(pilot)
+        await paste(pilot, lines(20))
         assert prompt.text == lines(20)
         assert prompt.pastes == {}
 
