@@ -767,3 +767,32 @@ def test_tui_agents_own_venv_in_the_project_is_read_only(place: Place) -> None:
     other = place.box()
     _status, said = place.run(other, "mkdir -p .venv/lib && echo ok > .venv/lib/made && echo OK")
     assert "OK" in said, said
+
+
+# -- the stand-ins a session keeps between commands (issue 29) --------------------------------
+
+
+@needs_bwrap
+def test_kept_stand_ins_hold_against_the_next_command(place: Place) -> None:
+    """A first command makes the read-only stand-ins for the missing agent folders (kept
+    for a session with its own /tmp, root's here; the user's box has none, so its
+    stand-ins come and go with each command); the next one tries to remove, move,
+    replace and fill them. Nothing of it lands, as root or as the user."""
+    place.own()
+    box = place.box()
+    names = (".claude", ".vscode", ".gemini", ".codex")
+    place.run(box, "true")
+    kept = [name for name in names if (place.project / name).is_dir()]
+    assert bool(kept) == (place.uid == 0), kept  # root's session keeps them
+    place.run(
+        box,
+        "rmdir .claude; rm -rf .vscode; mv .gemini g; ln -sfn /tmp .codex;"
+        " echo '{}' > .claude/settings.json; mkdir -p .claude/agents; true",
+    )
+    for name in names:
+        stand_in = place.project / name
+        assert not stand_in.is_symlink(), name
+        assert (name in kept) == stand_in.is_dir(), name
+        assert not stand_in.exists() or list(stand_in.iterdir()) == [], name
+    assert not (place.project / "g").exists()
+    place.end(box)
