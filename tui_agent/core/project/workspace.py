@@ -30,6 +30,10 @@ PROJECT_MARKERS = (
     ".opencode/agent",
     ".opencode/agents",
     ".gemini/agents",
+    ".agents/skills",
+    ".claude/skills",
+    ".opencode/skill",
+    ".opencode/skills",
 )
 
 CodeFinder = Callable[[Path], list[Path]]
