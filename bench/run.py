@@ -37,6 +37,7 @@ from checkpoint import bench_checkpoint  # noqa: E402
 from common import Sandbox, Tmux, log  # noqa: E402
 from dispatch import bench_dispatch  # noqa: E402
 from edit_corpus import bench_edit  # noqa: E402
+from extensions import bench_extensions  # noqa: E402
 from input_latency import bench_input_latency  # noqa: E402
 from instructions import bench_instructions  # noqa: E402
 from load import bench_load  # noqa: E402
@@ -55,6 +56,7 @@ KEYS = [
     "input_latency",
     "dispatch",
     "load",
+    "extensions",
     "resume",
     "soak",
     "checkpoint",
@@ -85,6 +87,15 @@ FIELDS = {
         "async_ten_hooks_us",
     ],
     "load": ["files", "ms", "baseline_ms"],
+    "extensions": [
+        "skills",
+        "plugins",
+        "first_frame_ms",
+        "baseline_ms",
+        "added_ms",
+        "load_ms",
+        "load_baseline_ms",
+    ],
     "resume": ["messages", "ms_to_interactive", "rss_mb"],
     "soak": ["turns", "failed", "rejected", "rss_growth", "turn_ms_ratio", "compactions"],
     "checkpoint": ["files", "first_ms", "incremental_ms", "baseline_ms"],
@@ -113,6 +124,7 @@ GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
             else r["ms"] - r["baseline_ms"] <= 300
         ),
     ),
+    ("extensions", "added_ms ≤ 50", lambda r: _le(r.get("added_ms"), 50)),
     ("resume", "ms_to_interactive ≤ 500", lambda r: _le(r.get("ms_to_interactive"), 500)),
     ("resume", "rss_mb ≤ 200", lambda r: _le(r.get("rss_mb"), 200)),
     ("soak", "failed = 0", lambda r: _le(r.get("failed"), 0)),
@@ -182,10 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [k for k in wanted if k not in KEYS]
     if unknown:
         parser.error(f"unknown key(s) {', '.join(unknown)}; choose from {', '.join(KEYS)}")
-    if shutil.which("tmux") is None and {"startup", "idle_rss", "input_latency", "resume"} & set(
-        wanted
-    ):
-        parser.error("tmux is needed for startup, idle_rss, input_latency and resume")
+    on_screen = {"startup", "idle_rss", "input_latency", "resume", "extensions"}
+    if shutil.which("tmux") is None and on_screen & set(wanted):
+        parser.error("tmux is needed for " + ", ".join(sorted(on_screen)))
 
     sandbox = Sandbox(keep=args.keep_temp)
     sandbox.enter(sandbox.home("bench"))
@@ -231,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         step(["search"], lambda: bench_search(sandbox))
         step(["startup", "idle_rss"], lambda: bench_startup(sandbox, tmux, args.runs), True)
         step(["input_latency"], lambda: bench_input_latency(sandbox, tmux))
+        step(["extensions"], lambda: bench_extensions(sandbox, tmux, args.runs))
         step(["instructions"], lambda: bench_instructions(sandbox))
         step(["resume"], lambda: bench_resume(sandbox, tmux, 5))
         step(["soak"], lambda: bench_soak(sandbox))
