@@ -76,6 +76,7 @@ FIELDS = {
         "first_1k_us_per_token",
         "last_1k_us_per_token",
         "linearity",
+        "linearity_as_read",
     ],
     "input_latency": ["p50_ms", "p95_ms", "task_p50_ms", "task_p95_ms"],
     "dispatch": [
