@@ -17,6 +17,7 @@ from pathlib import Path
 from ..protocol.context import ToolContext, find_worktree
 from . import config as config_module
 from . import trust
+from .memory import Memory
 from .prompt import system_prompt
 
 # what makes a folder a project: its own code (Markdown command and agent folders included)
@@ -86,8 +87,9 @@ def project_code(project: Path) -> list[Path]:
 
 class Workspace:
     """``directory`` (where the session works), ``worktree`` (its git root, or the
-    directory) and ``project`` (the nearest folder up to the git root holding project code:
-    ``.agents/plugins``, ``.tui-agent/tools``, ``.tui-agent/config.toml``)."""
+    directory), ``project`` (the nearest folder up to the git root holding project code:
+    ``.agents/plugins``, ``.tui-agent/tools``, ``.tui-agent/config.toml``) and ``memory``
+    (its ``AGENTS.md`` / ``CLAUDE.md`` files: ``memory.py``)."""
 
     def __init__(self, directory: str | Path = ".", *, trusted: bool = False) -> None:
         self.directory = Path(directory).expanduser().resolve()
@@ -96,6 +98,8 @@ class Workspace:
         self.worktree = find_worktree(self.directory)
         self.project = project_root(self.directory, self.worktree)
         self._trusted = trusted  # --trust, or trusted in this session
+        # the AGENTS.md / CLAUDE.md files that apply (read as text, trusted or not)
+        self.memory = Memory(self.directory, self.worktree)
 
     @property
     def project_code(self) -> list[Path]:
@@ -130,8 +134,10 @@ class Workspace:
         return config_module.project_config_file(self.project)
 
     def system_prompt(self) -> str:
-        """The system prompt for this folder (``AGENTS.md`` included)."""
-        return system_prompt(self.directory, self.worktree)
+        """The system prompt for this folder, with the memory files that apply now
+        (``memory``: ``AGENTS.md`` and ``CLAUDE.md`` from the repository's top down, the
+        user's, and the subfolders' a tool has reached)."""
+        return system_prompt(self.directory, self.worktree, self.memory)
 
     def tool_context(self, session_id: str, call_id: str = "", message_id: str = "") -> ToolContext:
         """What a tool handler's ``context`` holds for a call in this workspace."""
