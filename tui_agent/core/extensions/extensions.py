@@ -24,7 +24,11 @@ from ..project.workspace import Workspace
 from ..protocol.output import Output
 from ..providers import BUILTIN, Provider, ProviderError
 from ..tools.toolbox import Toolbox
-from . import plugins, prompt_commands
+from . import (
+    agent_plugins,  # noqa: F401  (registers Agent Plugins as project code)
+    plugins,
+    prompt_commands,
+)
 from .commands import Commands
 from .moments import Moments
 from .plugins import LoadProblem, LoadReport
