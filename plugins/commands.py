@@ -12,6 +12,12 @@ from tui_agent.budget import estimate, text_tokens
 from tui_agent.describe import tool_markdown, tools_markdown
 
 
+def _tool_name(definition: dict[str, object]) -> object:
+    """The name in an OpenAI tool definition."""
+    function = definition.get("function")
+    return function.get("name") if isinstance(function, dict) else None
+
+
 @tui_agent.setup("commands")
 def commands(session: tui_agent.Session) -> None:
     say = session.output.say
@@ -105,8 +111,16 @@ def session_commands(session: tui_agent.Session) -> None:
             "| Part | Messages | Tokens (estimated) |",
             "|---|---|---|",
             f"| System prompt | | {system:,} |",
-            f"| Tool definitions | {len(offered)} tools | {tools:,} |",
         ]
+        memory = session.workspace.memory
+        for file in memory.files():  # part of the system prompt, each on its own row
+            name = memory.shown(file.path).replace("|", chr(92) + "|")
+            lines.append(f"| ↳ memory file {name} ({file.scope}) | | {text_tokens(file.text):,} |")
+        lines.append(f"| Tool definitions | {len(offered)} tools | {tools:,} |")
+        skill = next((tool for tool in offered if _tool_name(tool) == "skill"), None)
+        if skill is not None:  # the skills catalog is the skill tool's description
+            catalog = text_tokens(json.dumps(skill))
+            lines.append(f"| ↳ skills catalog (the `skill` tool) | | {catalog:,} |")
         for role, (count, tokens) in parts.items():
             lines.append(f"| {role.capitalize()} messages | {count} | {tokens:,} |")
         used = session.conversation.usage

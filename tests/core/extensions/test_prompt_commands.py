@@ -113,7 +113,7 @@ async def test_sub_folders_give_folder_colon_name(project: Path) -> None:
     session = create_session(project, trust=True)
 
     markdown = {n for n, _ in session.commands if session.commands.get(n).source == "markdown"}
-    assert markdown == {"/git:commit", "/a:b:deep"}
+    assert markdown == {"/git:commit", "/a:b:deep", "/init"}  # /init: the bundled one
 
 
 async def test_a_project_in_a_parent_folder_is_found_by_its_command_folder(project: Path) -> None:

@@ -14,7 +14,8 @@ Users of other agents keep libraries of these (``~/.claude/commands/*.md``,
 The file name is the command's name (``review.md`` → ``/review``; a sub-folder gives
 ``git/commit.md`` → ``/git:commit``). Front matter is optional; ``description`` and
 ``argument-hint`` are read, every other key (Claude's ``allowed-tools``, ``model``) is
-ignored. A file may take the name of a bundled command (``help.md``), as opencode lets
+ignored. A file may take the name of a bundled command (``help.md``, or ``init.md`` in
+place of the bundled Markdown command ``/init``: ``bundled_places``), as opencode lets
 it; a plugin's command keeps its name. The body is the prompt, with the arguments put in
 by the rules of the agent whose folder it is in (``Place.dialect``):
 
@@ -134,6 +135,13 @@ def user_places() -> list[Place]:
         Place("~/.config/opencode", opencode / "command", False, "opencode"),
         Place("~/.config/opencode", opencode / "commands", False, "opencode"),
     ]
+
+
+def bundled_places() -> list[Place]:
+    """tui-agent's own Markdown commands (``/init``), shipped beside the bundled plugins
+    (``plugins/markdown_commands/``): any user's or project's file of the same name, and
+    any plugin's command, takes the name instead."""
+    return [Place("bundled", paths.bundled_plugins_dir() / "markdown_commands", False)]
 
 
 def project_places(project: Path) -> list[Place]:
@@ -631,7 +639,11 @@ def load(session: PluginHost, report: LoadReport, project: Path | None) -> list[
     the file is reported as a problem (rename it). Between files, the project's win over
     the user's (``.tui-agent``, then ``.claude``, then ``.opencode``; the user's own
     folder, then ``~/.claude``, then opencode's), said in a note."""
-    places = [*(project_places(project) if project is not None else []), *user_places()]
+    places = [
+        *(project_places(project) if project is not None else []),
+        *user_places(),
+        *bundled_places(),  # last: every other file of the same name wins
+    ]
     chosen: dict[str, Template] = {}
     hidden: list[tuple[Template, Template]] = []
     seen: set[Path] = set()  # a project in the home folder: ~/.claude is both
@@ -651,6 +663,8 @@ def load(session: PluginHost, report: LoadReport, project: Path | None) -> list[
                 chosen[template.name] = template
             else:
                 hidden.append((template, winner))
+    bundled = {loser.name for loser, _ in hidden if loser.place.label == "bundled"}
+    hidden = [(loser, winner) for loser, winner in hidden if loser.place.label != "bundled"]
     registered: list[Template] = []
     replacing: list[Template] = []
     commands = session.commands
@@ -658,7 +672,12 @@ def load(session: PluginHost, report: LoadReport, project: Path | None) -> list[
     try:
         for name, template in sorted(chosen.items()):
             existing = commands.get(name)
-            if existing is not None and _bundled(existing.source):
+            if template.place.label == "bundled" and existing is not None:
+                continue  # a plugin's command of that name wins over a bundled file
+            if name in bundled:  # a user's or project's file in place of a bundled one
+                template = replace(template, replaces=name)
+                replacing.append(template)
+            elif existing is not None and _bundled(existing.source):
                 template = replace(template, replaces=name)
                 replacing.append(template)
             elif existing is not None:
