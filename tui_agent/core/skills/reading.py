@@ -1,0 +1,277 @@
+"""One ``SKILL.md`` read and checked as the Agent Skills specification says
+(agentskills.io/specification, and its reference validator ``skills-ref``):
+
+- ``name``: 1-64 characters, lowercase letters and digits (Unicode, NFKC) and hyphens,
+  not starting or ending with a hyphen, no ``--``, equal to the folder's name;
+- ``description``: 1-1024 characters; ``compatibility``: 1-500; ``metadata``: a map;
+  ``allowed-tools``: a string (space-separated; Claude Code's comma list and a YAML list
+  of strings are read too).
+
+A file that breaks a rule is a ``LoadProblem`` (``path:line``, what to fix) and no skill;
+the other skills still load. Fields the spec does not name (Claude Code's
+``disable-model-invocation``, ``user-invocable``, ``argument-hint``, ``model``…) are no
+error: the first three are honoured, the others ignored. Where the client guide says so,
+YAML that other clients accept is read too: an unquoted value holding ``: `` is retried
+as a quoted string. In Claude Code's folders a missing ``name`` is the folder's (Claude
+Code's rule), said in a note.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..project.config import LoadProblem
+
+FILE = "SKILL.md"
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+MAX_COMPATIBILITY = 500
+MAX_FILE_BYTES = 512 * 1024  # a SKILL.md larger than this is not read
+_KEY = re.compile(r"^([A-Za-z_][\w-]*)\s*:(.*)$")
+_RULE_WORD = re.compile(r"[^\s,()]+(?:\([^)]*\))?")
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One skill, read: what the catalog shows (``name``, ``description``), where it is
+    (``path`` of its ``SKILL.md``, ``folder``), where it came from (``source``: ``project``,
+    ``user`` or ``plugin:<name>``; ``place``: the folder as the user knows it), its
+    instructions (``body``, the front matter taken off) and what its front matter asks."""
+
+    name: str
+    description: str
+    path: Path
+    source: str
+    place: str
+    body: str
+    size: int = 0  # bytes of SKILL.md
+    license: str = ""
+    compatibility: str = ""
+    metadata: dict[str, str] = field(default_factory=dict)
+    allowed_tools: tuple[str, ...] = ()
+    model_invocable: bool = True  # not disable-model-invocation
+    user_invocable: bool = True
+    argument_hint: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+
+@dataclass
+class Reading:
+    """What reading one ``SKILL.md`` found: the skill (None when it is not one), the
+    problems that kept it out and notes on what was read leniently."""
+
+    path: Path
+    skill: Skill | None = None
+    problems: list[LoadProblem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class _Bad(Exception):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def split_front_matter(text: str) -> tuple[str, str, int]:
+    """The front matter's YAML, the body (trimmed) and the line the body starts on;
+    ``_Bad`` when the file does not start with a closed ``---`` block."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise _Bad(
+            1,
+            "no front matter: a SKILL.md starts with a --- line, then name and "
+            "description, then ---",
+        )
+    for index in range(1, len(lines)):
+        if lines[index].strip() == "---":
+            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :]).strip(), index + 2
+    raise _Bad(1, "the front matter's --- block is never closed by a --- line")
+
+
+def _loader() -> Any:
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _quoted_colons(front: str) -> str:
+    """``key: text: more`` lines (YAML other clients accept) with the value quoted."""
+    fixed = []
+    for line in front.splitlines():
+        found = _KEY.match(line)
+        value = found.group(2).strip() if found else ""
+        if found and ": " in value and value[:1] not in "\"'|>[{&*!#":
+            line = f"{found.group(1)}: {json.dumps(value)}"
+        fixed.append(line)
+    return "\n".join(fixed)
+
+
+def parse_yaml(front: str) -> tuple[dict[str, Any], bool]:
+    """The front matter as a mapping, and whether the colon fallback was needed;
+    ``_Bad`` (with the file's line) when it is not YAML or not a mapping."""
+    import yaml
+
+    try:
+        data = yaml.load(front, Loader=_loader()) if front.strip() else {}
+        lenient = False
+    except yaml.YAMLError as exc:
+        try:
+            data = yaml.load(_quoted_colons(front), Loader=_loader())
+            lenient = True
+        except yaml.YAMLError:
+            # where the broken part starts (an unclosed "[" is found at the end)
+            mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+            line = mark.line + 2 if mark is not None else 1
+            reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise _Bad(line, f"the front matter is not valid YAML: {reason}") from exc
+    if not isinstance(data, dict):
+        raise _Bad(2, "the front matter must be a mapping of keys to values")
+    return data, lenient
+
+
+def _line(lines: list[str], key: str) -> int:
+    """The file's line (from 1) of ``key`` in the front matter (2 when absent)."""
+    for number, text in enumerate(lines[1:], start=2):
+        if text.strip() == "---":
+            break
+        if re.match(rf"['\"]?{re.escape(key)}['\"]?\s*:", text):
+            return number
+    return 2
+
+
+def name_problems(name: str, folder: str) -> list[str]:
+    """What is wrong with ``name`` for a skill in ``folder`` (the spec's rules)."""
+    wrong = []
+    if len(name) > MAX_NAME:
+        wrong.append(f"is {len(name)} characters: at most {MAX_NAME}")
+    if name != name.lower():
+        wrong.append("must be lowercase")
+    if not all(char.isalnum() or char == "-" for char in name):
+        wrong.append("may hold only letters, digits and hyphens")
+    if name.startswith("-") or name.endswith("-"):
+        wrong.append("must not start or end with a hyphen")
+    if "--" in name:
+        wrong.append("must not hold two hyphens in a row")
+    if not wrong and unicodedata.normalize("NFKC", folder) != name:
+        wrong.append(f"must be the folder's name ({folder}): rename one of them")
+    return wrong
+
+
+def _words(value: str) -> tuple[str, ...]:
+    """``Bash(git status:*) Read, Grep`` → ``("Bash(git status:*)", "Read", "Grep")``."""
+    return tuple(_RULE_WORD.findall(value))
+
+
+def read_skill(path: Path, *, source: str, place: str, claude: bool = False) -> Reading:
+    """The skill whose ``SKILL.md`` is ``path``; ``claude``: a Claude Code folder (a
+    missing ``name`` is the folder's there)."""
+    reading = Reading(path)
+
+    def problem(line: int, message: str) -> Reading:
+        reading.problems.append(LoadProblem(f"{path}:{line}", message))
+        return reading
+
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return problem(1, f"larger than {MAX_FILE_BYTES // 1024} KB: not read as a skill")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return problem(1, f"could not be read: {exc}")
+    lines = text.splitlines()
+    try:
+        front, body, _ = split_front_matter(text)
+        data, lenient = parse_yaml(front)
+    except _Bad as bad:
+        return problem(bad.line, str(bad))
+    if lenient:
+        reading.notes.append(f"{path}: a value with ': ' in it was read as a quoted string")
+    folder = path.parent.name
+    wrong: list[tuple[str, str]] = []
+    name = data.get("name")
+    if name is None and claude:
+        name = folder
+        reading.notes.append(f"{path}: no name: the folder's ({folder}), as Claude Code reads it")
+    if name is None:
+        wrong.append(("name", "no name: the spec requires one, equal to the folder's name"))
+    elif not isinstance(name, str) or not name.strip():
+        wrong.append(("name", "name must be a non-empty string"))
+    else:
+        name = unicodedata.normalize("NFKC", name.strip())
+        wrong += [("name", f"the name {name!r} {why}") for why in name_problems(name, folder)]
+    description = data.get("description")
+    if description is None:
+        wrong.append(("description", "no description: the model could not know when to use it"))
+    elif not isinstance(description, str) or not description.strip():
+        wrong.append(("description", "description must be a non-empty string"))
+    elif len(description.strip()) > MAX_DESCRIPTION:
+        wrong.append(
+            (
+                "description",
+                f"description is {len(description.strip())} characters: at most {MAX_DESCRIPTION}",
+            )
+        )
+    compatibility = data.get("compatibility")
+    if compatibility is not None and (
+        not isinstance(compatibility, str) or not 1 <= len(compatibility) <= MAX_COMPATIBILITY
+    ):
+        wrong.append(("compatibility", f"compatibility must be 1-{MAX_COMPATIBILITY} characters"))
+    metadata = data.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        wrong.append(("metadata", "metadata must be a map of keys to values"))
+    allowed = data.get("allowed-tools")
+    if (
+        allowed is not None
+        and not isinstance(allowed, str)
+        and not (isinstance(allowed, list) and all(isinstance(item, str) for item in allowed))
+    ):
+        wrong.append(("allowed-tools", "allowed-tools must be a string of tool names"))
+    for key, message in wrong:
+        problem(_line(lines, key), message)
+    if wrong:
+        return reading
+    assert isinstance(name, str) and isinstance(description, str)
+    flags: dict[str, bool] = {}
+    for key, default in (("disable-model-invocation", False), ("user-invocable", True)):
+        value = data.get(key, default)
+        if not isinstance(value, bool):
+            reading.notes.append(
+                f"{path}:{_line(lines, key)}: {key} must be true or false: {default} used"
+            )
+            value = default
+        flags[key] = value
+    hint = data.get("argument-hint")
+    if allowed is None:
+        rules: tuple[str, ...] = ()
+    elif isinstance(allowed, str):
+        rules = _words(allowed)
+    else:
+        rules = tuple(word for item in allowed for word in _words(item))
+    license_ = data.get("license")
+    reading.skill = Skill(
+        name=name,
+        description=" ".join(description.split()),
+        path=path,
+        source=source,
+        place=place,
+        body=body,
+        size=size,
+        license=license_ if isinstance(license_, str) else "",
+        compatibility=compatibility or "",
+        metadata={str(k): str(v) for k, v in (metadata or {}).items()},
+        allowed_tools=rules,
+        model_invocable=not flags["disable-model-invocation"],
+        user_invocable=flags["user-invocable"],
+        argument_hint=hint if isinstance(hint, str) else "",
+        notes=tuple(reading.notes),
+    )
+    return reading
