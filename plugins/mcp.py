@@ -1,5 +1,14 @@
-"""MCP servers as tools: ``[mcp.servers.NAME]`` in config.toml (issue 8), and a trusted
-project's ``.mcp.json`` (Claude Code's project servers, issue 26).
+"""MCP servers as tools: ``[mcp.servers.NAME]`` in config.toml (issue 8), a trusted
+project's ``.mcp.json`` (Claude Code's project servers, issue 26), and the ``mcp.json``
+servers of the Agent Plugins (issue 31: ``~/.agents/plugins/*/``, and a trusted project's
+``.agents/plugins/*/``).
+
+An Agent Plugin's server is named ``plugin:<plugin>:<server>``, as Claude Code names its
+plugins' servers: its tools are ``plugin_<plugin>_<server>_<tool>`` with Claude Code's
+``mcp__plugin_<plugin>_<server>__<tool>`` as the alias, so permission rules, hook
+matchers and skills' ``allowed-tools`` written for Claude Code find them, and two plugins
+(or a plugin and config.toml) never share a server name. ``[mcp.servers."plugin:P:S"]``
+with only ``enabled = false`` turns one off; any other table of that name replaces it.
 
 The setup: it reads the configuration, starts a ``Fleet`` of servers, stops them in
 ``on_close`` (which a reload runs before the next setup) and registers ``/mcp``. How the servers
@@ -11,16 +20,78 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+from pathlib import Path
 
 import tui_agent
+from tui_agent.agent_plugins import AgentPlugin, PluginServer, find_agent_plugins
 from tui_agent.mcp import (
     INSTALL,
     ConfigError,
     Fleet,
     Server,
+    Spec,
     parse_spec,
     read_mcp_json,
 )
+
+TRANSPORTS = {"stdio": "stdio", "streamable-http": "http", "sse": "sse"}
+
+
+def plugin_server_name(plugin: str, server: str) -> str:
+    return f"plugin:{plugin}:{server}"
+
+
+def plugin_spec(plugin: AgentPlugin, server: PluginServer, start: bool = True) -> Spec:
+    """The plugin's server as the client runs it (checked and expanded by
+    ``tui_agent.agent_plugins``). ``PLUGIN_DATA`` is made before a stdio server starts
+    (§9.1), and a ``cwd`` inside it that does not exist yet."""
+    if server.kind == "stdio" and start:
+        plugin.ensure_data_dir()
+        cwd = Path(server.cwd or plugin.root)
+        if cwd.is_relative_to(plugin.data_dir):
+            cwd.mkdir(parents=True, exist_ok=True)
+    return Spec(
+        kind=TRANSPORTS[server.kind],
+        command=server.command,
+        args=list(server.args),
+        env=dict(server.env),
+        cwd=server.cwd,
+        url=server.url,
+        headers=dict(server.headers),
+        origin=server.origin,
+    )
+
+
+def plugin_servers(
+    session: tui_agent.Session, configured: dict[str, object]
+) -> tuple[dict[str, tuple[AgentPlugin, PluginServer]], set[str]]:
+    """The Agent Plugins' servers by name (a trusted project's plugins, and the user's),
+    and the names config.toml turns off; their problems are said here."""
+    trusted = session.workspace.trusted
+    found: dict[str, tuple[AgentPlugin, PluginServer]] = {}
+    disabled: set[str] = set()
+    for plugin in find_agent_plugins(session.workspace.project if trusted else None):
+        mcp_json = plugin.root / "mcp.json"
+        for problem in plugin.problems:
+            ours = problem.path.split(":")[0] == str(mcp_json)
+            if ours or (not plugin.valid and mcp_json.exists()):
+                session.output.say(f"Agent Plugin {plugin.name}: {problem}", kind="error")
+        if not plugin.valid:
+            continue
+        for server in plugin.servers:
+            name = plugin_server_name(plugin.name, server.name)
+            table = configured.get(name)
+            if table == {"enabled": False}:
+                disabled.add(name)
+            elif table is not None:
+                session.output.say(
+                    f'MCP server "{name}" of {mcp_json} is not used: [mcp.servers."{name}"] '
+                    "in the config has that name"
+                )
+                continue
+            found[name] = (plugin, server)
+    return found, disabled
+
 
 # -- the plugin ---------------------------------------------------------------------------
 
@@ -50,6 +121,9 @@ def mcp_setup(session: tui_agent.Session) -> None:
                 continue
             servers[str(name)] = raw
             from_project.add(str(name))
+    from_plugins, plugins_off = plugin_servers(session, servers)
+    for name in from_plugins:
+        servers[name] = {"enabled": False} if name in plugins_off else {}
     if not servers:
         return
 
@@ -72,7 +146,9 @@ def mcp_setup(session: tui_agent.Session) -> None:
         fleet.servers[server.name] = server
         disabled = isinstance(raw, dict) and raw.get("enabled", True) is False
         try:
-            if server.name in from_project:
+            if server.name in from_plugins:
+                server.spec = plugin_spec(*from_plugins[server.name], start=not disabled)
+            elif server.name in from_project:
                 where = f"{mcp_json}: mcpServers.{server.name}"
                 server.spec = parse_spec(server.name, raw, where, project)
             else:

@@ -14,6 +14,7 @@ from .core.extensions.agent_plugins import (
     expand,
     find_agent_plugins,
     plugin_folders,
+    project_files,
     read_plugin,
     schema_file,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "expand",
     "find_agent_plugins",
     "plugin_folders",
+    "project_files",
     "read_plugin",
     "schema_file",
 ]

@@ -484,6 +484,8 @@ def _stdio(plugin: AgentPlugin, server: PluginServer, raw: dict[str, Any]) -> No
     if not _inside(target, base):
         inside = "its data folder" if base == data else "the plugin folder"
         raise ValueError(f"cwd {cwd!r} resolves outside {inside}")
+    if base == root and not target.is_dir():  # a data folder's is made when the server starts
+        raise ValueError(f"cwd {cwd!r} is not a folder in the plugin ({target})")
     server.cwd = str(_resolved(target))
 
 
