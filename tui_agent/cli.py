@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 if TYPE_CHECKING:  # the core is imported when needed: the app's first frame goes without it
     import argparse  # and argparse with the parser: ``tui-agent`` alone needs neither
@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true", help="print the OpenAI function definitions")
     _add_common(tools, suppress=True)
     listed = commands.add_parser(
-        "plugins", help="list plugin files and packages: where from, loaded or why not"
+        "plugins",
+        help="list plugin files, packages and Agent Plugins: where from, loaded or why not",
     )
     listed.add_argument("--json", action="store_true", help="print them as JSON")
     _add_common(listed, suppress=True)
@@ -250,21 +251,25 @@ def cmd_tools(session: Session, args: argparse.Namespace) -> int:
 
 
 def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
-    """Every plugin file and package the load read or skipped, in load order: where it
-    comes from, whether it loaded (or why not), and the tools and commands it gives."""
+    """Both kinds of plugins: every plugin file and package the load read or skipped, in
+    load order (where it comes from, whether it loaded or why not, the tools and commands
+    it gives), then the Agent Plugins (``plugin.json`` folders: name, version, scope, skills,
+    MCP servers, problems)."""
     import asyncio
     import json
 
+    from .agent_plugins import find_agent_plugins, project_files, read_plugin
     from .core.extensions.plugins import plugin_errors
 
     asyncio.run(session.close())
     commands = [session.commands.get(name) for name in session.commands.names]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for plugin in session.extensions.plugins:
         errors = plugin_errors(plugin, session.extensions.problems)
         package = plugin.package
         rows.append(
             {
+                "kind": "package" if package else "file",
                 "name": plugin.name,
                 "scope": plugin.scope,
                 "source": plugin.source,
@@ -276,8 +281,30 @@ def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
                 "commands": [f"/{c.name}" for c in commands if c and c.source == plugin.origin],
             }
         )
+    workspace = session.workspace
+    found = find_agent_plugins(workspace.project if workspace.trusted else None)
+    if not workspace.trusted:  # the project's are listed, and skipped
+        manifests = [p for p in project_files(workspace.project) if p.name == "plugin.json"]
+        found[:0] = [read_plugin(manifest.parent, "project") for manifest in manifests]
+    agent_rows: list[dict[str, Any]] = []
+    for agent_plugin in found:
+        skipped = agent_plugin.scope == "project" and not workspace.trusted
+        agent_rows.append(
+            {
+                "kind": "agent-plugin",
+                "name": agent_plugin.name,
+                "version": agent_plugin.version,
+                "scope": agent_plugin.scope,
+                "source": str(agent_plugin.root),
+                "status": "skipped" if skipped else "ok" if agent_plugin.valid else "invalid",
+                "skills": len(agent_plugin.skill_folders()),
+                "mcp_servers": len(agent_plugin.servers),
+                "declared_mcp_servers": agent_plugin.declared_servers,
+                "problems": [str(problem) for problem in agent_plugin.problems],
+            }
+        )
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(rows + agent_rows, indent=2))
         return 0
     from rich import box
     from rich.console import Console
@@ -285,6 +312,10 @@ def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
     from rich.text import Text
 
     home = str(Path.home())
+
+    def shown(path: str) -> str:
+        return "~" + path[len(home) :] if path.startswith(home + "/") else path
+
     table = Table(box=box.SIMPLE_HEAD, title="Plugins", pad_edge=False)
     table.add_column("Scope", no_wrap=True)
     for name, ratio in (("Source", 4), ("Status", 3), ("Gives", 3)):
@@ -293,14 +324,44 @@ def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
         source = row["source"]
         if row["entry_point"]:
             source = f"{source} ({row['name']})"
-        elif source.startswith(home + "/"):
-            source = "~" + source[len(home) :]
+        else:
+            source = shown(source)
         status = "; ".join(row["errors"]) or row["status"]
         if row["status"] == "skipped":
             status = "skipped: untrusted folder (tui-agent trust)"
         gives = ", ".join(row["tools"] + row["commands"])
         table.add_row(row["scope"], Text(source, overflow="fold"), status, gives)
-    Console(soft_wrap=False).print(table)
+    console = Console(soft_wrap=False)
+    console.print(table)
+    if not agent_rows:
+        return 0
+    agents = Table(box=box.SIMPLE_HEAD, title="Agent Plugins", pad_edge=False)
+    agents.add_column("Name", no_wrap=True)
+    agents.add_column("Version", no_wrap=True)
+    agents.add_column("Scope", no_wrap=True)
+    agents.add_column("Skills", justify="right")
+    agents.add_column("MCP", justify="right")
+    for name, ratio in (("Folder", 3), ("Status", 4)):
+        agents.add_column(name, ratio=ratio)
+    for row in agent_rows:
+        status = row["status"]
+        if status == "skipped":
+            status = "skipped: untrusted folder (tui-agent trust)"
+        elif row["problems"]:
+            status = f"{status}; " + "; ".join(row["problems"])
+        mcp = str(row["mcp_servers"])
+        if row["declared_mcp_servers"] != row["mcp_servers"]:
+            mcp += f" of {row['declared_mcp_servers']}"
+        agents.add_row(
+            row["name"],
+            row["version"] or "",
+            row["scope"],
+            str(row["skills"]),
+            mcp,
+            Text(shown(row["source"]), overflow="fold"),
+            Text(status, overflow="fold"),
+        )
+    console.print(agents)
     return 0
 
 
