@@ -247,3 +247,38 @@ async def test_a_plugins_init_command_wins_over_the_bundled_file(repo: Path) -> 
     session = create_session(repo)
     assert session.commands.get("init").description == "MINE"
     assert not session.extensions.problems
+
+
+def test_headless_run_init_sends_its_prompt_and_memory_lists(repo: Path) -> None:
+    """``tui-agent run "/init"`` (SPEC: "tui-agent run "/name args" runs a slash command"):
+    the bundled Markdown command's prompt is the turn and the reply is the output; the
+    system message of that request carries the memory files. ``run "/memory"`` prints
+    the table without asking the model."""
+    import os
+    import sys
+
+    def cli(*args: str, server: FakeOpenAI) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "tui_agent", *args]
+        argv += ["--base-url", server.base_url, "--model", "fake-model"]
+        return subprocess.run(
+            argv,
+            cwd=repo,
+            env=dict(os.environ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    with FakeOpenAI([Reply("Wrote AGENTS.md.")]) as server:
+        done = cli("run", "/init", server=server)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "Wrote AGENTS.md.\n"
+        (request,) = server.requests
+        assert "write an `AGENTS.md` at its top" in request["messages"][-1]["content"]
+        assert TOP in system(request) and GLOBAL in system(request)
+
+        listed = cli("run", "/memory", server=server)
+        assert listed.returncode == 0, listed.stderr
+        assert "| 2 | AGENTS.md | project |" in listed.stdout
+        assert len(server.requests) == 1
