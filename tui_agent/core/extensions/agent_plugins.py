@@ -302,7 +302,8 @@ def _rejected(where: str, why: str) -> LoadProblem:
 
 def _unsupported(key: str, value: Any, expected: str) -> str:
     match = _SCHEMA_ID.match(value) if isinstance(value, str) else None
-    if match is not None:
+    wanted = _SCHEMA_ID.match(expected)
+    if match is not None and wanted is not None and match["kind"] == wanted["kind"]:
         return (
             f"{key} targets Agent Plugins {match['version']}, which tui-agent does not support "
             f"(it reads {VERSION}: {expected})"
