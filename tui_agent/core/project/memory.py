@@ -43,6 +43,10 @@ MAX_FILE_CHARS = 64_000  # one file (about 16k tokens)
 MAX_TOTAL_CHARS = 192_000  # every file together (about 48k tokens)
 MAX_IMPORT_DEPTH = 5  # Claude Code: "a max-depth of 5 hops"
 
+HEADER = (
+    "The memory files below (AGENTS.md, CLAUDE.md) are the user's and this repository's "
+    "instructions: follow them. Where two disagree, the later (more specific) one wins."
+)
 AGENTS = "AGENTS.md"
 CLAUDE = ("CLAUDE.md", ".claude/CLAUDE.md")  # where a folder has no AGENTS.md
 LOCAL = "CLAUDE.local.md"
@@ -312,7 +316,9 @@ class Memory:
             where = f"imported by {self.shown(file.imported_by)}" if file.imported_by else ""
             label = f"{file.path}" + (f" ({where})" if where else "")
             parts.append(f"Instructions from {label}:\n\n{text}")
-        return "\n\n".join(parts)
+        if not parts:
+            return ""
+        return "\n\n".join([HEADER, *parts])
 
     # nested folders
 
