@@ -19,6 +19,10 @@ if TYPE_CHECKING:  # the core is imported when needed: the app's first frame goe
 DENIED = "{name} is denied for every call ([permission] in the config): the model is not offered it"
 
 
+# the commands whose session loads the plugins first (what they list or run needs them)
+LOADING = ("tools", "run", "plugins", "agents", "skills")
+
+
 def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     import argparse
 
@@ -120,6 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agents.add_argument("--json", action="store_true", help="print them as JSON")
     _add_common(agents, suppress=True)
+    skills = commands.add_parser(
+        "skills", help="list the skills (yours, the project's, Agent Plugins'): source, size"
+    )
+    skills.add_argument("--json", action="store_true", help="print them as JSON")
+    _add_common(skills, suppress=True)
     run = commands.add_parser(
         "run", help='run one prompt headless: reply on stdout ("/name args" runs a command)'
     )
@@ -412,6 +421,52 @@ def cmd_agents(session: Session, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_skills(session: Session, args: argparse.Namespace) -> int:
+    """The skills the session loaded (the bundled skills plugin's find), where each comes
+    from, its description and size; ``--json``: a list of them. Problems went to stderr
+    with the load's."""
+    import asyncio
+    import json
+
+    from .skills import SkillSet, as_data, catalog_tokens, how, shown_path, summary
+
+    asyncio.run(session.close())
+    found = session.extensions.kept("skills", dict).get("found") or SkillSet()
+    if args.json:
+        print(json.dumps(as_data(found), indent=2))
+        return 0
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=box.SIMPLE_HEAD, title="Skills", pad_edge=False, expand=True)
+    table.add_column("Name", no_wrap=True)
+    for name, ratio in (("Source", 3), ("Description", 5), ("Size", 2), ("Used by", 2)):
+        table.add_column(name, ratio=ratio)
+    project = session.workspace.project
+    for row in as_data(found):
+        skill = found.skills[row["name"]]
+        table.add_row(
+            skill.name,
+            Text(f"{skill.source} {shown_path(skill.folder, project)}", overflow="fold"),
+            summary(skill),
+            f"{row['size'] / 1024:.1f} KB, {row['files']} files, ~{row['tokens']:,} tokens",
+            how(skill),
+        )
+    console = Console(soft_wrap=False)
+    console.print(table)
+    if found.skills:
+        tokens = catalog_tokens(found.for_model())
+        console.print(f"The catalog (the skill tool's description): ~{tokens:,} tokens a request.")
+    lines = [f"note: {note}" for note in found.notes]
+    lines += [f"note: {note}" for skill in found.skills.values() for note in skill.notes]
+    lines += [f"not loaded: {skipped}" for skipped in found.skipped]
+    for line in lines:
+        console.print(Text(line, overflow="fold"))
+    return 0
+
+
 def cmd_trust(session: Session, args: argparse.Namespace) -> int:
     """Remember the project folder as trusted or, with ``--revoke``, as not trusted (the app
     then keeps its code off without asking). Runs none of the folder's code."""
@@ -569,7 +624,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         return start_app(args)
     try:
-        session = new_session(args, load=args.command in ("tools", "run", "plugins", "agents"))
+        session = new_session(args, load=args.command in LOADING)
     except (NotADirectoryError, FileNotFoundError) as exc:
         print(f"tui-agent: {exc}", file=sys.stderr)
         return 2
@@ -591,6 +646,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_plugins(session, args)
     if args.command == "agents":
         return cmd_agents(session, args)
+    if args.command == "skills":
+        return cmd_skills(session, args)
     if args.command == "undo":
         return cmd_undo(session, args)
     if args.command == "run":

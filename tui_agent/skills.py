@@ -20,8 +20,8 @@ from .core.skills.disclosure import (
     result,
     tool_description,
 )
-from .core.skills.finding import Place, SkillSet, find_skills, plugin_place
-from .core.skills.listing import as_data, shown_path, skills_markdown, summary
+from .core.skills.finding import Place, SkillSet, find_skills, plugin_place, project_files
+from .core.skills.listing import as_data, how, shown_path, skills_markdown, summary
 from .core.skills.reading import Skill, read_skill
 
 __all__ = [
@@ -39,9 +39,11 @@ __all__ = [
     "content",
     "find_skills",
     "held",
+    "how",
     "loaded_names",
     "parameters",
     "plugin_place",
+    "project_files",
     "prompt",
     "read_rules",
     "read_skill",

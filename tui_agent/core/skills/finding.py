@@ -49,8 +49,9 @@ class Place:
 @dataclass
 class SkillSet:
     """The skills by name (project's, then user's, then plugins': the first found of a
-    name keeps it), the problems found (``path:line``), notes (shadowed skills, lenient
-    reads) and what was not loaded and why (``skipped``)."""
+    name keeps it), the problems found (``path:line``), notes (the skills a name clash
+    shadowed; each skill keeps its own, ``Skill.notes``) and what was not loaded and why
+    (``skipped``)."""
 
     skills: dict[str, Skill] = field(default_factory=dict)
     problems: list[LoadProblem] = field(default_factory=list)
@@ -179,8 +180,7 @@ def find_skills(
                 )
                 continue
             reading = read_skill(file, source=place.source, place=place.label, claude=place.claude)
-            found.problems += reading.problems
-            found.notes += reading.notes
+            found.problems += reading.problems  # (its notes stay the skill's)
             skill = reading.skill
             if skill is None:
                 continue

@@ -124,6 +124,7 @@ def skills_markdown(
             ]
     extra = [f"- problem: {_cell(str(p))}" for p in found.problems]
     extra += [f"- note: {_cell(n)}" for n in found.notes]
+    extra += [f"- note: {_cell(n)}" for s in found.skills.values() for n in s.notes]
     extra += [f"- not loaded: {_cell(s)}" for s in found.skipped]
     if extra:
         lines += ["", *extra]
