@@ -356,8 +356,9 @@ def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
         status = row["status"]
         if status == "skipped":
             status = "skipped: untrusted folder (tui-agent trust)"
-        elif row["problems"]:
-            status = f"{status}; " + "; ".join(row["problems"])
+        elif row["problems"]:  # the plugin's own files named from its folder
+            inside = row["source"] + "/"
+            status = "\n".join([status, *(p.replace(inside, "") for p in row["problems"])])
         mcp = str(row["mcp_servers"])
         if row["declared_mcp_servers"] != row["mcp_servers"]:
             mcp += f" of {row['declared_mcp_servers']}"
