@@ -194,16 +194,17 @@ async def test_context_shows_each_memory_file_and_the_skills_catalog(repo: Path)
     assert "| ↳ memory file AGENTS.md (project) | |" in text
     user_row = next(line for line in text.splitlines() if "tui-agent/AGENTS.md (user)" in line)
     assert int(user_row.split("|")[3].strip().replace(",", "")) > 1000  # 5 KB of text
-    assert "skills catalog" not in text
-    session.toolbox.add(
-        "skill",
-        description="Load a skill: " + "pdf: read and fill PDF forms. " * 20,
-        params={"name": {"type": "string"}},
-        handler=lambda args: {"output": ""},
-    )
+    assert "skills catalog" not in text  # no skills: no skill tool
+    write(
+        Path.home() / ".agents" / "skills" / "pdf-forms" / "SKILL.md",
+        "---\nname: pdf-forms\ndescription: Fill PDF forms and read their fields.\n---\n"
+        "Use pypdf.\n",
+    )  # made for the test: one user skill, read by the skills plugin
+    await session.reload()
+    assert "skill" in session.toolbox.tools
     text = await run(session, "/context")
     row = next(line for line in text.splitlines() if "skills catalog" in line)
-    assert int(row.split("|")[3].strip().replace(",", "")) > 100
+    assert int(row.split("|")[3].strip().replace(",", "")) > 20
 
 
 async def test_init_is_a_bundled_markdown_command_that_asks_for_agents_md(repo: Path) -> None:
