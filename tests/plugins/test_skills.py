@@ -358,3 +358,29 @@ async def test_agent_plugins_skills_load_from_skills_folder(
         await session.commands.run_line("/skills")
         assert "| conformance-beta | plugin:agent-plugins-conformance-core `~/.agents/" in notes[0]
         session.conversation.journal.close()
+
+
+def test_tui_agent_run_slash_name(isolated_home: Path, project: Path) -> None:
+    """``tui-agent run "/name args"`` runs a slash command (SPEC §11): a skill's goes to
+    the model as the prompt, its reply on stdout (a real process, as a user runs it)."""
+    import os
+    import subprocess
+    import sys
+
+    install(user_skills(isolated_home), "git-summary", source=SKILLS / "made" / "valid")
+    with FakeOpenAI([Reply("Three changes since v1.")]) as server:
+        argv = [sys.executable, "-m", "tui_agent", "run", "--base-url", server.base_url]
+        done = subprocess.run(
+            [*argv, "--model", "m", "/git-summary v1"],
+            cwd=project,
+            env=dict(os.environ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        sent = server.requests[0]["messages"][-1]["content"]
+    assert (done.returncode, done.stdout) == (0, "Three changes since v1.\n"), done.stderr
+    assert sent.startswith('<skill_content name="git-summary">')
+    assert "git log --oneline v1..HEAD" in sent
