@@ -41,7 +41,16 @@ def test_each_project_folder_is_read_when_trusted(project: Path, place: str) -> 
     assert found.skills["lint-fix"].place == place
 
 
-@pytest.mark.parametrize("place", [".agents/skills", ".claude/skills", ".config/tui-agent/skills"])
+@pytest.mark.parametrize(
+    "place",
+    [
+        ".agents/skills",
+        ".claude/skills",
+        ".config/tui-agent/skills",
+        ".config/opencode/skills",  # opencode's ($XDG_CONFIG_HOME/opencode)
+        ".config/opencode/skill",
+    ],
+)
 def test_each_user_folder_is_read(isolated_home: Path, place: str) -> None:
     skill(isolated_home / place, "lint-fix")
     found = find_skills(None, trusted=False)

@@ -7,6 +7,7 @@ that wins a name clash (the first found keeps the name; the others are notes)::
     project   .tui-agent/skills  .agents/skills  .claude/skills  .opencode/skills
               .opencode/skill                      (a trusted project's only)
     user      ~/.config/tui-agent/skills  ~/.agents/skills  ~/.claude/skills
+              ~/.config/opencode/skills  ~/.config/opencode/skill  ($XDG_CONFIG_HOME/opencode)
     plugins   <Agent Plugin>/skills               (source ``plugin:<name>``)
 
 Project beats user (the convention the Agent Skills client guide calls universal), and
@@ -97,10 +98,14 @@ def user_places(home: Path | None = None) -> list[Place]:
         if home is not None
         else paths.user_config_dir() / "skills"
     )
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    opencode = (base / ".config" if home is not None or not xdg else Path(xdg)) / "opencode"
     return [
         Place(ours, "user", "~/.config/tui-agent/skills"),
         Place(base / ".agents" / "skills", "user", "~/.agents/skills"),
         Place(base / ".claude" / "skills", "user", "~/.claude/skills", claude=True),
+        Place(opencode / "skills", "user", "~/.config/opencode/skills"),
+        Place(opencode / "skill", "user", "~/.config/opencode/skill"),
     ]
 
 
