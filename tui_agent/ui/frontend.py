@@ -10,6 +10,7 @@ Imports nothing of the core at run time, and not the app: what it needs of the a
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -71,3 +72,15 @@ class AppFrontend:
     def copy(self, text: str) -> None:
         self.app.copy_to_clipboard(text)
         self.app.say(copied(text))
+
+    async def edit(self, path: Path) -> bool:
+        """``path`` in the user's editor, the app stepping aside (``/memory N``); False,
+        said in the chat, when the editor could not start or failed."""
+        from .editor import editor_command, run_editor
+
+        outcome = run_editor(self.app, path)  # type: ignore[arg-type]
+        if outcome == 0:
+            return True
+        why = outcome if isinstance(outcome, str) else f"{editor_command()} exited with {outcome}"
+        self.app.say(why, "error")
+        return False

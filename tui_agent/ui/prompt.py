@@ -222,39 +222,21 @@ class PromptArea(TextArea):
 
     def action_edit(self) -> None:
         """Ctrl+G: the prompt's whole text (pastes in full) in ``$VISUAL``, ``$EDITOR`` or
-        ``vi``; what the editor saved comes back into the prompt. The app steps aside for
-        it (``suspend``); where it cannot (tests), the editor runs beside it."""
+        ``vi`` (``editor.py``); what the editor saved comes back into the prompt."""
         import contextlib
-        import shlex
-        import shutil
-        import subprocess
         import tempfile
 
-        from textual.app import SuspendNotSupported
+        from .editor import editor_command, run_editor
 
-        command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or ""
-        if not command.strip() and shutil.which("vi"):
-            command = "vi"
-        if not command.strip():
+        command = editor_command()
+        if not command:
             self.app.notify("No editor: set $VISUAL or $EDITOR.", severity="warning")
             return
-
-        def run(argv: list[str]) -> int | str:  # the exit status, or why it did not start
-            try:
-                return subprocess.run(argv).returncode
-            except OSError as exc:
-                return f"could not start the editor ({command}): {exc.strerror or exc}"
-
         handle, name = tempfile.mkstemp(prefix="tui-agent-prompt-", suffix=".md")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as file:
                 file.write(self.sent_text())
-            argv = [*shlex.split(command), name]
-            try:
-                with self.app.suspend():
-                    outcome = run(argv)  # never raises: the app must come back
-            except SuspendNotSupported:
-                outcome = run(argv)
+            outcome = run_editor(self.app, name)
             if outcome != 0:
                 why = outcome if isinstance(outcome, str) else f"{command} exited with {outcome}"
                 self.app.notify(f"{why}: the prompt is unchanged.", severity="warning")

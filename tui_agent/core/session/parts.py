@@ -4,6 +4,7 @@ guarded ``frontend`` (what the person is asked through: the app, headless, ACP).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from ..permissions.permissions import MODES
 from ..protocol.approval import ApprovalRequest, Decision, headless_approver
@@ -102,6 +103,15 @@ class Guarded:
 
     def copy(self, text: str) -> None:
         self.inner.copy(text)
+
+    async def edit(self, path: Path) -> bool:
+        """Open ``path`` in the person's editor and wait until it is closed: True when it
+        was; False where the frontend has no editor (headless, ACP: say the path instead).
+        An optional part of a frontend (``edit(path)``), so the others need nothing."""
+        edit = getattr(self.inner, "edit", None)
+        if not self.inner.interactive or not callable(edit):
+            return False
+        return bool(await edit(path))
 
     @property
     def exit_requested(self) -> bool:
