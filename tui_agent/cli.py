@@ -263,7 +263,7 @@ def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
     """Both kinds of plugins: every plugin file and package the load read or skipped, in
     load order (where it comes from, whether it loaded or why not, the tools and commands
     it gives), then the Agent Plugins (``plugin.json`` folders: name, version, scope, skills,
-    MCP servers, problems)."""
+    MCP servers, problems; the ``--json`` rows with ``"kind": "agent-plugin"``)."""
     import asyncio
     import json
 
@@ -278,7 +278,6 @@ def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
         package = plugin.package
         rows.append(
             {
-                "kind": "package" if package else "file",
                 "name": plugin.name,
                 "scope": plugin.scope,
                 "source": plugin.source,
