@@ -84,15 +84,24 @@ def skills_plugin(session: tui_agent.Session) -> None:
             said.add(note)
             session.output.say(f"skills: {note}")
 
-    known = [*session.toolbox.tools, *session.toolbox.aliases]
     rules: dict[str, list[sk.Rule]] = {}
-    for skill in found.skills.values():
-        rules[skill.name], notes = sk.read_rules(skill.allowed_tools, CLAUDE_TOOL_NAMES, known)
-        for note in notes:
-            message = f"skill {skill.name}: allowed-tools {note}: not pre-approved"
-            if message not in said:
-                said.add(message)
-                session.output.say(message)
+
+    def read_rules() -> dict[str, list[sk.Rule]]:
+        """The skills' ``allowed-tools``, read once a load, when every plugin has added its
+        tools (at the first turn, or the first call before it)."""
+        if rules or not found.skills:
+            return rules
+        known = [*session.toolbox.tools, *session.toolbox.aliases]
+        for skill in found.skills.values():
+            rules[skill.name], notes = sk.read_rules(skill.allowed_tools, CLAUDE_TOOL_NAMES, known)
+            for note in notes:
+                message = f"skill {skill.name}: allowed-tools {note}: not pre-approved"
+                if message not in said:
+                    said.add(message)
+                    session.output.say(message)
+        return rules
+
+    session.on("turn", read_rules)
 
     # -- the model: the skill tool ---------------------------------------------------------
 
@@ -137,7 +146,7 @@ def skills_plugin(session: tui_agent.Session) -> None:
         subjects = subjects_for(tool_name, args, session.directory, session.worktree)
         parts = [sk.Part(s.text, s.opaque) for s in subjects]
         for name in sorted(using):
-            for rule in rules.get(name, ()):
+            for rule in read_rules().get(name, ()):
                 if rule.fits(tool_name, aliases(tool_name), parts, matches):
                     return f"the skill {name}'s allowed-tools {rule.word}"
         return None

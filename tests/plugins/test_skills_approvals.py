@@ -131,3 +131,34 @@ async def test_deny_rules_and_plan_mode_still_hold(project: Path) -> None:
         await session.commands.run_line("/git-summary")
         assert "plan mode" in results(server)[-1]["error"]
         session.conversation.journal.close()
+
+
+async def test_a_plugins_tool_is_named_by_its_own_name(isolated_home: Path, project: Path) -> None:
+    """``allowed-tools`` may name a tool a plugin adds (read once every plugin has loaded,
+    so the user's plugins, which load after the bundled ones, count); a word that names no
+    tool here is said, once."""
+    (isolated_home / ".agents" / "plugins").mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "wc.py", isolated_home / ".agents" / "plugins" / "wc.py")
+    write(
+        project / ".agents" / "skills" / "count-words" / "SKILL.md",
+        "---\nname: count-words\ndescription: Count the words of a file. (Made for the tests.)\n"
+        "allowed-tools: wc WebSearch\n---\nCount the words of $ARGUMENTS with the wc tool.\n",
+    )
+    write(project / "notes.txt", "three little words\n")
+    replies = [Reply(calls=[Call("wc", {"path": str(project / "notes.txt")})]), Reply("3.")]
+    async with FakeOpenAI(replies) as server:
+        session = create_session(project, base_url=server.base_url, model="m", trust=True)
+        said: list[str] = []
+        session.output.listen(lambda note: said.append(note.text))
+        person = Person(default="deny")
+        session.frontend = person
+        await session.commands.run_line("/count-words notes.txt")
+        assert results(server) == [{"lines": 1, "words": 3, "bytes": 19, "ok": True}]
+        assert person.asked == []
+        assert (
+            said.count(
+                "skill count-words: allowed-tools WebSearch: no such tool here: not pre-approved"
+            )
+            == 1
+        )
+        session.conversation.journal.close()
