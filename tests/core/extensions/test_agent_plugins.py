@@ -326,3 +326,11 @@ def test_the_shipped_schemas_are_the_specifications(tmp_path: Path) -> None:
         data = json.loads(schema_file(kind).read_text())
         assert data["$id"] == f"https://agent-plugins.org/schemas/1.0.0/{kind}.schema.json"
         assert data["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_home_as_the_project_lists_its_plugins_once(isolated_home: Path) -> None:
+    """A session started in HOME: ``~/.agents/plugins`` is the user's folder, not also a
+    project's (as plugin files: ``project_folders`` leaves HOME's out)."""
+    install(CORE, home_plugins_dir())
+    assert [(p.scope, p.valid) for p in find_agent_plugins(isolated_home)] == [("user", True)]
+    assert project_files(isolated_home) == []
