@@ -125,3 +125,14 @@ def test_unicode_lowercase_names_pass_as_the_reference_validator_lets_them(
     path = write(tmp_path / "résumé" / "SKILL.md", "---\nname: résumé\ndescription: d\n---\n")
     skill = read_skill(path, source="user", place="x").skill
     assert skill is not None and skill.name == "résumé"
+
+
+def test_a_windows_file_reads_too(tmp_path: Path) -> None:
+    """A byte-order mark and CRLF line ends (what Windows editors write)."""
+    text = "\ufeff---\r\nname: crlf\r\ndescription: Written on Windows.\r\n---\r\nBody.\r\n"
+    path = tmp_path / "crlf" / "SKILL.md"
+    path.parent.mkdir()
+    path.write_bytes(text.encode("utf-8"))
+    reading = read_skill(path, source="user", place="x")
+    assert reading.problems == []
+    assert reading.skill is not None and reading.skill.body == "Body."

@@ -184,7 +184,7 @@ def read_skill(path: Path, *, source: str, place: str, claude: bool = False) -> 
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             return problem(1, f"larger than {MAX_FILE_BYTES // 1024} KB: not read as a skill")
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors) dropped
     except (OSError, UnicodeDecodeError) as exc:
         return problem(1, f"could not be read: {exc}")
     lines = text.splitlines()
