@@ -24,7 +24,7 @@ import os
 import re
 import shutil
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -397,11 +397,10 @@ def read_servers(
         else:
             why = _unsupported("$schema", schema_id, MCP_SCHEMA)
         return [], 0, [LoadProblem(where, f"{why}: MCP not used")]
-    top = [
-        _explain(error)
-        for error in _validator("mcp").iter_errors(data)
-        if len(error.absolute_path) < 2  # a server's own errors are checked one by one
-    ]
+    outline = dict(data)  # each server is checked on its own below
+    if isinstance(outline.get("mcpServers"), dict):
+        outline["mcpServers"] = {}
+    top = [_explain(error) for error in _validator("mcp").iter_errors(outline)]
     if top:
         return [], 0, [LoadProblem(where, f"{'; '.join(top)}: MCP not used")]
     servers: list[PluginServer] = []
@@ -427,9 +426,9 @@ def read_server(plugin: AgentPlugin, name: str, raw: Any, origin: str) -> Plugin
     variant = {"stdio": "stdioServer", "streamable-http": "streamableHttpServer"}.get(
         kind, "sseServer"
     )
-    errors = sorted(_validator("mcp", variant).iter_errors(raw), key=_error_order)
+    errors = _server_errors(variant, json.dumps(raw, sort_keys=True))
     if errors:
-        raise ValueError("; ".join(_explain(error) for error in errors))
+        raise ValueError("; ".join(errors))
     server = PluginServer(plugin=plugin.name, name=name, kind=kind, origin=origin)
     if kind == "stdio":
         _stdio(plugin, server, raw)
@@ -561,6 +560,14 @@ def schema_file(kind: str) -> Path:
 def _schema(kind: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(schema_file(kind).read_text(encoding="utf-8"))
     return data
+
+
+@lru_cache(maxsize=512)
+def _server_errors(variant: str, entry: str) -> tuple[str, ...]:
+    """A server entry's schema errors, explained (cached by its JSON: each load reads every
+    plugin again, and the skills and mcp plugins both read them)."""
+    errors = _validator("mcp", variant).iter_errors(json.loads(entry))
+    return tuple(_explain(error) for error in sorted(errors, key=_error_order))
 
 
 @cache
