@@ -160,9 +160,10 @@ def skills_plugin(session: tui_agent.Session) -> None:
         if reason is not None:
             call.approvals.append(reason)
 
-    session.toolbox.before(pre_approve)
-    first = session.toolbox.hooks["before"]["*"]
-    first.insert(0, first.pop())  # before the permission hook (see the docstring)
+    if found.skills:  # without skills, nothing to approve: no hook in the tools panel
+        session.toolbox.before(pre_approve)
+        first = session.toolbox.hooks["before"]["*"]
+        first.insert(0, first.pop())  # before the permission hook (see the docstring)
 
     def turn_over(event: Event) -> None:
         if isinstance(event, TurnFinished):

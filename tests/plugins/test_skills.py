@@ -384,3 +384,15 @@ def test_tui_agent_run_slash_name(isolated_home: Path, project: Path) -> None:
     assert (done.returncode, done.stdout) == (0, "Three changes since v1.\n"), done.stderr
     assert sent.startswith('<skill_content name="git-summary">')
     assert "git log --oneline v1..HEAD" in sent
+
+
+def test_without_skills_the_session_is_as_before(project: Path) -> None:
+    """No skills: no tool, no command but /skills, no hook (the tools panel's counts and
+    every call stay as they were)."""
+    session = create_session(project)
+    assert "skill" not in session.toolbox.tools
+    sources = {session.commands.get(name).source for name in session.commands.names}
+    assert "bundled:skills.py" in sources and not [s for s in sources if s.startswith("skill:")]
+    assert not [
+        h for h in session.toolbox.hooks["before"].get("*", []) if h.__name__ == "pre_approve"
+    ]
