@@ -73,7 +73,7 @@ def plugin_servers(
     for plugin in find_agent_plugins(session.workspace.project if trusted else None):
         mcp_json = plugin.root / "mcp.json"
         for problem in plugin.problems:
-            ours = problem.path.split(":")[0] == str(mcp_json)
+            ours = problem.path == str(mcp_json) or problem.path.startswith(f"{mcp_json}:")
             if ours or (not plugin.valid and mcp_json.exists()):
                 session.output.say(f"Agent Plugin {plugin.name}: {problem}", kind="error")
         if not plugin.valid:

@@ -259,6 +259,7 @@ def test_a_skill_file_linking_outside_the_plugin_is_skipped(project: Path, tmp_p
     (root / "skills/conformance-beta/SKILL.md").symlink_to(tmp_path / "SKILL.md")
     plugin = only(find_agent_plugins(project))
     assert [p.name for p in plugin.skill_folders()] == ["conformance-alpha"]
+    assert plugin.skill_folders() == [root.resolve() / "skills/conformance-alpha"]
     assert [str(p) for p in plugin.problems[1:]] == [
         f"{root.resolve() / 'skills/conformance-beta/SKILL.md'}: resolves outside the plugin "
         "folder: skill skipped"

@@ -131,9 +131,11 @@ class AgentPlugin:
             if not child.is_dir() or not skill.is_file():
                 continue
             if not _inside(skill, self.root):
-                self.problems.append(
-                    LoadProblem(str(skill), "resolves outside the plugin folder: skill skipped")
+                problem = LoadProblem(
+                    str(skill), "resolves outside the plugin folder: skill skipped"
                 )
+                if problem not in self.problems:  # said once, however often this is asked
+                    self.problems.append(problem)
                 continue
             found.append(child)
         return found
