@@ -166,7 +166,8 @@ def test_the_parts_register_their_checks_and_project_code() -> None:
     assert len(problems) == 1
     assert problems[0].startswith("hooks must be a table of hook events, each an array")
     orders = sorted(workspace._CODE_FINDERS.values())
-    assert orders == [10, 20, 25, 30]  # plugins and tool files, commands, agents, hooks
+    # plugins and tool files, Agent Plugins, commands, agents, skills, hooks
+    assert orders == [10, 12, 20, 25, 27, 30]
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """The session's public surface is the documented one (issues 14 and 28): the README's
-"The session" table names every public attribute, at most 26 (issue 30 added the agents), and each part has what its
-row says; the names before issue 28 warn once, naming their new home, and still work; the
-frontend is the one way the session asks the person; the public facades export what
-plugin authors use (their ``__all__`` pinned here), not engine internals."""
+"The session" table names every public attribute, at most 26 (issue 30 added the agents),
+and each part has what its row says; the names before issue 28 warn once, naming their
+new home, and still work; the frontend is the one way the session asks the person; the
+public facades export what plugin authors use (their ``__all__`` pinned here), not engine
+internals."""
 
 from __future__ import annotations
 
@@ -191,6 +192,20 @@ async def test_an_old_style_approver_still_answers(session: tui_agent.Session) -
 # What each public facade exports: what plugins and their authors use (the README and the
 # bundled plugins), not the engines' internals (those stay importable from tui_agent.core).
 FACADES = {
+    "agent_plugins": {
+        "AgentPlugin",
+        "MCP_SCHEMA",
+        "PLUGIN_SCHEMA",
+        "PluginServer",
+        "VERSION",
+        "data_dir_for",
+        "expand",
+        "find_agent_plugins",
+        "plugin_folders",
+        "project_files",
+        "read_plugin",
+        "schema_file",
+    },
     "agents": {"AgentDefinition", "AgentSet", "agents_markdown", "as_data", "load_agents"},
     "budget": {"Budget", "Summariser", "Use", "estimate", "text_tokens"},
     "checkpoints": {
@@ -253,6 +268,35 @@ FACADES = {
         "files",
         "glob",
         "grep",
+    },
+    "skills": {
+        "ALIASES",
+        "Part",
+        "Place",
+        "Rule",
+        "Skill",
+        "SkillSet",
+        "TOOL",
+        "already_loaded",
+        "as_data",
+        "carry",
+        "catalog_tokens",
+        "content",
+        "find_skills",
+        "held",
+        "how",
+        "loaded_names",
+        "parameters",
+        "plugin_place",
+        "project_files",
+        "prompt",
+        "read_rules",
+        "read_skill",
+        "result",
+        "shown_path",
+        "skills_markdown",
+        "summary",
+        "tool_description",
     },
     "todo": {
         "ALIASES",

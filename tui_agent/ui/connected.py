@@ -152,11 +152,14 @@ class Connection:
         return is_command_line(line)
 
     def makes_turn(self, line: str) -> bool:
-        """``line`` runs a Markdown command, whose prompt is a turn: while a turn runs it
-        is queued like a prompt (other commands run at once: ``/reload``, ``/context``…)."""
+        """``line`` runs a Markdown command or a skill (``/name ARGS``), whose prompt is a
+        turn: while a turn runs it is queued like a prompt (other commands run at once:
+        ``/reload``, ``/context``…)."""
         parsed = parse_command(line) if is_command_line(line) else None
         command = self.session.commands.get(parsed[0]) if parsed else None
-        return command is not None and command.source == "markdown"
+        if command is None:
+            return False
+        return command.source == "markdown" or command.source.startswith("skill:")
 
     def complete(self, line: str) -> Completion:
         """Tab completion for the prompt's ``line`` (the text before the cursor)."""

@@ -7,8 +7,11 @@ matchers, rules and agent files.
 
 from __future__ import annotations
 
-# tui-agent's own tools (the bundled plugins') and the two the agent layer adds
-BUILT_IN = ("read", "write", "edit", "glob", "grep", "list", "execute", "git", "task", "todo")
+# tui-agent's own tools (the bundled plugins'), the two the agent layer adds and ``skill``
+# (offered when there are skills)
+BUILT_IN = (
+    "read", "write", "edit", "glob", "grep", "list", "execute", "git", "task", "todo", "skill"
+)  # fmt: skip
 OUR_ALIASES = {
     "bash": "execute",
     "sh": "execute",
@@ -34,6 +37,7 @@ CLAUDE_TOOLS = {
     "Task": "task",
     "Agent": "task",
     "TodoWrite": "todo",
+    "Skill": "skill",
 }
 CLAUDE_MISSING = (
     "NotebookEdit",
@@ -44,7 +48,6 @@ CLAUDE_MISSING = (
     "KillBash",
     "TodoRead",
     "SlashCommand",
-    "Skill",
     "AskUserQuestion",
     "ExitPlanMode",
     "EnterPlanMode",
@@ -66,8 +69,9 @@ OPENCODE_TOOLS = {
     "todowrite": "todo",
     "todoread": "todo",
     "webfetch": "webfetch",
+    "skill": "skill",
 }
-OPENCODE_MISSING = ("lsp", "apply_patch", "patch", "multiedit", "skill", "websearch", "question")
+OPENCODE_MISSING = ("lsp", "apply_patch", "patch", "multiedit", "websearch", "question")
 # opencode's permission keys and the tools each governs here ("edit" covers every write)
 OPENCODE_PERMISSIONS = {
     "edit": ("edit", "write"),

@@ -23,6 +23,7 @@ from ..project.config import Config
 from ..project.workspace import Workspace
 from ..protocol.output import Output
 from ..providers import BUILTIN, Provider, ProviderError
+from ..skills import finding  # noqa: F401  (registers the project's skill files as its code)
 from ..tools.toolbox import Toolbox
 from . import (
     agent_plugins,  # noqa: F401  (registers Agent Plugins as project code)

@@ -61,9 +61,15 @@ from typing import TYPE_CHECKING, Any
 from ..conversation import mentions
 from ..conversation.mentions import Expanded
 from ..project.workspace import register_project_code
-from ..util import paths
 from ..util.processes import let_go
 from ..util.truncation import keep_tail
+from .command_places import (
+    Place,
+    bundled_places,
+    command_files,
+    project_places,
+    user_places,
+)
 from .plugins import LoadProblem, LoadReport
 
 if TYPE_CHECKING:
@@ -79,19 +85,6 @@ MAX_FILE_BYTES = 256 * 1024  # a command file larger than this is not a prompt
 class TemplateError(Exception):
     """A Markdown command could not be expanded: the message names the file and the
     problem; nothing was sent."""
-
-
-@dataclass(frozen=True)
-class Place:
-    """A folder of command files: ``label`` as shown beside a command's description
-    ("user", ".claude"…), whether it is the project's (trusted folders only), and the
-    agent whose rules its files follow (``dialect``: "claude" for Claude Code's folders
-    and ours, "opencode" for opencode's)."""
-
-    label: str
-    path: Path
-    project: bool
-    dialect: str = "claude"
 
 
 @dataclass(frozen=True)
@@ -116,56 +109,6 @@ class Template:
         usage = f" — /{self.name} {self.argument_hint}" if self.argument_hint else ""
         instead = f"; replaces the bundled /{self.replaces}" if self.replaces else ""
         return f"{text}{usage} ({self.place.label}{instead})"
-
-
-def opencode_config_dir() -> Path:
-    """opencode's global folder: ``$XDG_CONFIG_HOME/opencode``, else ``~/.config/opencode``
-    (on every system, as opencode has it)."""
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".config"
-    return base / "opencode"
-
-
-def user_places() -> list[Place]:
-    """The user's folders, ours first, then Claude Code's and opencode's."""
-    opencode = opencode_config_dir()
-    return [
-        Place("user", paths.user_config_dir() / "commands", False),
-        Place("~/.claude", Path.home() / ".claude" / "commands", False),
-        Place("~/.config/opencode", opencode / "command", False, "opencode"),
-        Place("~/.config/opencode", opencode / "commands", False, "opencode"),
-    ]
-
-
-def bundled_places() -> list[Place]:
-    """tui-agent's own Markdown commands (``/init``), shipped beside the bundled plugins
-    (``plugins/markdown_commands/``): any user's or project's file of the same name, and
-    any plugin's command, takes the name instead."""
-    return [Place("bundled", paths.bundled_plugins_dir() / "markdown_commands", False)]
-
-
-def project_places(project: Path) -> list[Place]:
-    """The project's folders, the one that wins a name clash first."""
-    return [
-        Place(".tui-agent", project / ".tui-agent" / "commands", True),
-        Place(".claude", project / ".claude" / "commands", True),
-        Place(".opencode", project / ".opencode" / "command", True, "opencode"),
-        Place(".opencode", project / ".opencode" / "commands", True, "opencode"),
-    ]
-
-
-def command_files(folder: Path) -> list[Path]:
-    """``*.md`` under ``folder`` (sub-folders too), sorted; dot files and folders skipped."""
-    try:
-        found = [
-            path
-            for path in folder.rglob("*.md")
-            if path.is_file()
-            and not any(part.startswith(".") for part in path.relative_to(folder).parts)
-        ]
-    except OSError:
-        return []
-    return sorted(found)
 
 
 def project_files(project: Path) -> list[Path]:

@@ -37,6 +37,7 @@ CLAUDE_NAME = {
     "webfetch": "WebFetch",  # not built in: a plugin's or a tool file's, as opencode names it
     "task": "Task",
     "todo": "TodoWrite",
+    "skill": "Skill",
 }
 MCP_PREFIX = "mcp__"
 # ours → Claude's, per tool, for the fields that are only renamed

@@ -31,6 +31,7 @@ DEFAULTS: dict[str, str] = {
     "list": "allow",
     "todo": "allow",
     "task": "allow",
+    "skill": "allow",  # reads a skill's own SKILL.md and lists its folder
 }
 PATH_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list"})
 # What decides what runs, at any depth: tui-agent's and the other agents' config, plugins,

@@ -44,8 +44,8 @@ _CODE_FINDERS: dict[CodeFinder, int] = {}
 
 def register_project_code(finder: CodeFinder, order: int = 50) -> CodeFinder:
     """``finder(project)`` lists project code files of one part (they need trust);
-    ``order`` places them in ``project_code`` (plugin and tool files 10, Markdown commands
-    20, agent files 25, command hooks 30)."""
+    ``order`` places them in ``project_code`` (plugin and tool files 10, Agent Plugins 12,
+    Markdown commands 20, agent files 25, skills 27, command hooks 30)."""
     _CODE_FINDERS[finder] = order
     return finder
 
