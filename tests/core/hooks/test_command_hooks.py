@@ -743,10 +743,11 @@ def test_tool_hooks_are_global_toolbox_hooks_ahead_of_the_permission_hook(
     project: Path,
 ) -> None:
     plain = create_session(project, trust=True)
-    assert plain.toolbox.hooks_for("read") == (1, 0)
+    # the permission hook; the memory plugin's after hook (a subfolder's AGENTS.md)
+    assert plain.toolbox.hooks_for("read") == (1, 1)
     user_hooks(hook_table("PreToolUse", "true", "Bash") + hook_table("PostToolUse", "true"))
     session = create_session(project, trust=True)
-    assert session.toolbox.hooks_for("read") == (2, 1)  # global: in every tool's count
+    assert session.toolbox.hooks_for("read") == (2, 2)  # global: in every tool's count
     first = session.toolbox.hooks["before"]["*"][0]
     assert first.__qualname__ == "Engine.pre_tool_use"
     assert os.environ.get("CLAUDE_PROJECT_DIR") is None  # set for the hook's process only
@@ -771,7 +772,8 @@ async def test_in_the_app_hooks_show_in_the_tools_panel_hooks_and_a_blocked_prom
         await pilot.press("ctrl+t")
         await pilot.pause()
         table: DataTable[Any] = pilot.app.query_one("#tools-table", DataTable)
-        assert str(table.get_cell("read", "hooks")) == "2/1"  # the permission hook, ours
+        # before: the permission hook, ours; after: ours, the memory plugin's
+        assert str(table.get_cell("read", "hooks")) == "2/2"
         await send(pilot, "/hooks")
         await wait_for_text(pilot, "UserPromptSubmit")
         assert str(block) in chat_text(pilot.app)
