@@ -351,13 +351,16 @@ def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
     agents.add_column("MCP", justify="right")
     for name, ratio in (("Folder", 3), ("Status", 4)):
         agents.add_column(name, ratio=ratio)
+    below: list[str] = []  # each problem on a line of its own, under the table
     for row in agent_rows:
         status = row["status"]
         if status == "skipped":
             status = "skipped: untrusted folder (tui-agent trust)"
         elif row["problems"]:  # the plugin's own files named from its folder
             inside = row["source"] + "/"
-            status = "\n".join([status, *(p.replace(inside, "") for p in row["problems"])])
+            count = len(row["problems"])
+            status = f"{status}, {count} problem{'s' * (count != 1)} (below)"
+            below += [f"{row['name']}: {p.replace(inside, '')}" for p in row["problems"]]
         mcp = str(row["mcp_servers"])
         if row["declared_mcp_servers"] != row["mcp_servers"]:
             mcp += f" of {row['declared_mcp_servers']}"
@@ -371,6 +374,8 @@ def cmd_plugins(session: Session, args: argparse.Namespace) -> int:
             Text(status, overflow="fold"),
         )
     console.print(agents)
+    for line in below:
+        console.print(Text(f"  {line}", overflow="fold"), soft_wrap=True)
     return 0
 
 
