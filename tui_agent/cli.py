@@ -447,20 +447,24 @@ def cmd_skills(session: Session, args: argparse.Namespace) -> int:
 
     table = Table(box=box.SIMPLE_HEAD, title="Skills", pad_edge=False, expand=True)
     table.add_column("Name", no_wrap=True)
-    for name, ratio in (("Source", 3), ("Description", 5), ("Size", 2), ("Used by", 2)):
+    for name, ratio in (("Description", 5), ("Source", 2), ("Size", 2), ("Used by", 2)):
         table.add_column(name, ratio=ratio)
     project = session.workspace.project
+    folders: list[str] = []  # under the table: a long path in a cell squeezes the others
     for row in as_data(found):
         skill = found.skills[row["name"]]
         table.add_row(
             skill.name,
-            Text(f"{skill.source} {shown_path(skill.folder, project)}", overflow="fold"),
             summary(skill),
+            Text(skill.source, overflow="fold"),
             f"{row['size'] / 1024:.1f} KB, {row['files']} files, ~{row['tokens']:,} tokens",
             how(skill),
         )
+        folders.append(f"  {skill.name}: {shown_path(skill.folder, project)}")
     console = Console(soft_wrap=False)
     console.print(table)
+    for line in folders:
+        console.print(Text(line, overflow="fold"), soft_wrap=True)
     if found.skills:
         tokens = catalog_tokens(found.for_model())
         console.print(f"The catalog (the skill tool's description): ~{tokens:,} tokens a request.")

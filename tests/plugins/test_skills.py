@@ -208,12 +208,14 @@ async def test_skills_lists_them(isolated_home: Path, project: Path) -> None:
     session.output.listen(lambda note: notes.append(note.text))
     await session.commands.run_line("/skills")
     [table] = notes
-    assert "| Skill | Source | Description | Size | Used by |" in table
     assert (
-        "| webapp-testing | user `~/.agents/skills/webapp-testing` | Toolkit for interacting "
-        "with and testing local web applications using Playwright. | 3.8 KB, 5 files, ~"
+        "- **webapp-testing** — Toolkit for interacting with and testing local web "
+        "applications using Playwright.  \n  user `~/.agents/skills/webapp-testing` · "
+        "3.8 KB, 5 files, ~"
     ) in table
-    assert "| git-summary | project `.agents/skills/git-summary` |" in table
+    # the project's folder relative to it
+    assert "- **git-summary** — " in table
+    assert "  project `.agents/skills/git-summary` · " in table
     assert "The catalog (the skill tool's description): ~" in table
 
 
@@ -356,7 +358,8 @@ async def test_agent_plugins_skills_load_from_skills_folder(
         notes: list[str] = []
         session.output.listen(lambda note: notes.append(note.text))
         await session.commands.run_line("/skills")
-        assert "| conformance-beta | plugin:agent-plugins-conformance-core `~/.agents/" in notes[0]
+        assert "- **conformance-beta** — " in notes[0]
+        assert "  plugin:agent-plugins-conformance-core `~/.agents/plugins/" in notes[0]
         session.conversation.journal.close()
 
 

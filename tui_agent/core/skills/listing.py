@@ -92,7 +92,7 @@ def skills_markdown(
     catalog_tokens: int | None = None,
     taken: dict[str, str] | None = None,
 ) -> str:
-    """``/skills``: a table of the skills, then the problems, notes and skipped files.
+    """``/skills``: the skills, one item each, then the problems, notes and skipped files.
     ``catalog_tokens``: what the ``skill`` tool's description costs each request;
     ``taken``: skill name → the command that holds its ``/name``."""
     taken = taken or {}
@@ -103,18 +103,17 @@ def skills_markdown(
             "~/.agents/skills/, ~/.claude/skills/ or ~/.config/tui-agent/skills/."
         ]
     else:
-        lines = [
-            "| Skill | Source | Description | Size | Used by |",
-            "|---|---|---|---|---|",
-        ]
+        # a list, not a table: in the chat a long source or path squeezed the descriptions
+        # of a table to a word a line
+        lines = []
         for skill in sorted(found.skills.values(), key=lambda s: s.name):
             used = how(skill)
             if skill.name in taken:
                 used += f" (/{skill.name} is {taken[skill.name]}'s)"
-            where = f"{skill.source} `{shown_path(skill.folder, project)}`"
             lines.append(
-                f"| {skill.name} | {_cell(where)} | {_cell(summary(skill))} | "
-                f"{size_text(skill)} | {_cell(used)} |"
+                f"- **{skill.name}** — {_cell(summary(skill))}  \n"
+                f"  {_cell(skill.source)} `{shown_path(skill.folder, project)}` · "
+                f"{size_text(skill)} · {_cell(used)}"
             )
         if catalog_tokens is not None:
             lines += [
