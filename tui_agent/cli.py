@@ -164,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="overwrite files changed since that turn too"
     )
     _add_common(undoing, suppress=True)
+    acp = commands.add_parser(
+        "acp", help="serve an editor over stdio with the Agent Client Protocol (Zed, acpx)"
+    )
+    _add_common(acp, suppress=True)
     return parser
 
 
@@ -602,6 +606,28 @@ def cmd_undo(session: Session, args: argparse.Namespace) -> int:
     return asyncio.run(undo())
 
 
+def cmd_acp(args: argparse.Namespace) -> int:
+    """``tui-agent acp``: serve one ACP client on stdin/stdout (``tui_agent/acp``). The
+    ``acp`` package (and pydantic) is imported here only: no other command pays for it."""
+    try:
+        from .acp import Settings, serve
+    except ImportError as exc:
+        print(
+            f"tui-agent: acp needs the agent-client-protocol package ({exc.name or exc}): "
+            "pip install 'tui-agent[acp]'",
+            file=sys.stderr,
+        )
+        return 2
+    settings = Settings(
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        trust=args.trust,
+        yes=args.yes,
+    )
+    return serve(settings)
+
+
 def no_arguments() -> argparse.Namespace:
     """What ``build_parser().parse_args([])`` gives (tested equal), without building the
     parser or importing argparse: that takes ~9 ms, and ``tui-agent`` alone starts the app."""
@@ -632,6 +658,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         return start_app(args)
+    if args.command == "acp":  # its sessions are made per the client's folders
+        return cmd_acp(args)
     try:
         session = new_session(args, load=args.command in LOADING)
     except (NotADirectoryError, FileNotFoundError) as exc:

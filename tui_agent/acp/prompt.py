@@ -1,0 +1,120 @@
+"""A ``session/prompt``'s content blocks as one prompt, attached as ``@path`` attaches.
+
+- text: as it is;
+- a resource link to a file or folder inside the project: ``@"path"`` in its place, so
+  it is attached exactly as a typed ``@path`` is (and its errors are the same); a link
+  elsewhere (another folder, a URL) stays text: the model's tools ask before they go there;
+- an embedded resource (the editor's buffer, saved or not): attached with its text, under
+  the same ``Attached file:`` header a mention gets;
+- images and audio: this agent's models take text only (``promptCapabilities`` says so);
+  a client that sends them anyway gets a note in the prompt saying they were left out.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from ..core.conversation import mentions
+from ..core.conversation.mentions import Attachment, Expanded
+from ..core.protocol.messages import UserText
+
+
+def file_path(uri: str) -> Path | None:
+    """The local path of a ``file://`` URI (or of a bare absolute path), else None."""
+    if uri.startswith("/"):
+        return Path(uri)
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    return Path(unquote(parsed.path))
+
+
+def _fenced(header: str, body: str, info: str = "") -> str:
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    ending = "" if not body or body.endswith("\n") else "\n"
+    return f"{header}\n{fence}{info}\n{body}{ending}{fence}"
+
+
+def _shown(path: Path | None, uri: str, directory: Path) -> str:
+    if path is None:
+        return uri
+    try:
+        return path.relative_to(directory).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _embedded(resource: Any, directory: Path) -> tuple[Attachment, str]:
+    uri = getattr(resource, "uri", "") or "resource"
+    shown = _shown(file_path(uri), uri, directory)
+    text = getattr(resource, "text", None)
+    if not isinstance(text, str):
+        blob = getattr(resource, "blob", "") or ""
+        attachment = Attachment(shown, "file", f"binary, {len(blob) * 3 // 4} bytes: not included")
+        return attachment, f"Attached file: {attachment.label}"
+    lines = text.splitlines(keepends=True)
+    cut = len(lines) > mentions.MAX_LINES or len(text.encode()) > mentions.MAX_BYTES
+    if cut:
+        text = (
+            "".join(lines[: mentions.MAX_LINES])
+            .encode()[: mentions.MAX_BYTES]
+            .decode("utf-8", errors="ignore")
+        )
+    count = len(text.splitlines())
+    detail = f"{count} line{'s' if count != 1 else ''}" + (": cut" if cut else "")
+    detail += ", from the editor"
+    attachment = Attachment(shown, "file", detail)
+    suffix = Path(shown).suffix.lstrip(".").lower()
+    info = suffix if re.fullmatch(r"[a-z0-9+-]{1,12}", suffix) else ""
+    return attachment, _fenced(f"Attached file: {attachment.label}", text, info)
+
+
+def expand(blocks: list[Any], directory: Path, worktree: Path) -> Expanded:
+    """The prompt the blocks make, with its attachments (``MentionError`` as for a typed
+    ``@path``)."""
+    parts: list[str] = []
+    extra: list[tuple[Attachment, str]] = []
+    left_out: list[str] = []
+    linked = False
+    root = worktree.resolve()
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource_link":
+            linked = True
+            path = file_path(block.uri)
+            inside = path is not None and path.exists() and path.resolve().is_relative_to(root)
+            if inside:
+                assert path is not None
+                parts.append(f' @"{_shown(path, block.uri, directory)}" ')
+            else:
+                parts.append(f" {block.uri} ")
+        elif kind == "resource":
+            extra.append(_embedded(block.resource, directory))
+        elif kind in ("image", "audio"):
+            left_out.append(kind)
+    text = "".join(parts)
+    if linked:  # the spaces put around each link, where text was there already
+        text = re.sub(r" {2,}", " ", text).strip()
+    expanded = mentions.expand(text, directory, worktree)
+    if not extra and not left_out:
+        return expanded
+    prompt = expanded.prompt
+    blocks_text = [block for _, block in extra]
+    if left_out:
+        blocks_text.append(
+            f"(The user also sent {', '.join(left_out)}, left out: this agent's model takes "
+            "text only.)"
+        )
+    attachments = (*expanded.attachments, *(attachment for attachment, _ in extra))
+    content = UserText(
+        "\n\n".join([str(expanded.content), *blocks_text]),
+        prompt=prompt,
+        attachments=[attachment.label for attachment in attachments],
+    )
+    return Expanded(prompt, content, attachments)
