@@ -97,8 +97,8 @@ def test_a_claude_tool_with_no_counterpart_is_a_problem_naming_file_and_line(
     assert found.problems == [
         f"{path}:4: Claude Code's WebSearch has no counterpart here: left out"
     ]
-    assert agent.tools == ("read", "write", "edit", "execute", "glob", "grep", "webfetch")
-    assert "webfetch is not a tool here unless a plugin adds it" in agent.notes
+    assert agent.tools == ("read", "write", "edit", "execute", "glob", "grep", "fetch")
+    assert "fetch is not a tool here" not in agent.notes  # the bundled fetch plugin's
 
 
 def test_the_opencode_docs_review_agent_switches_tools_off(project: Path, home: Path) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 # tui-agent's own tools (the bundled plugins'), the two the agent layer adds and ``skill``
 # (offered when there are skills)
 BUILT_IN = (
-    "read", "write", "edit", "glob", "grep", "list", "execute", "git", "task", "todo", "skill"
+    "read", "write", "edit", "glob", "grep", "list", "execute", "git", "task", "todo", "skill",
+    "fetch",
 )  # fmt: skip
 OUR_ALIASES = {
     "bash": "execute",
@@ -21,6 +22,8 @@ OUR_ALIASES = {
     "todowrite": "todo",
     "todo_write": "todo",
     "write_todos": "todo",
+    "webfetch": "fetch",
+    "web_fetch": "fetch",
 }
 
 # Claude Code's tool names and the tool each means here (a matcher may use either)
@@ -33,7 +36,7 @@ CLAUDE_TOOLS = {
     "Glob": "glob",
     "Grep": "grep",
     "LS": "list",
-    "WebFetch": "webfetch",  # none is built in: a plugin's, named as opencode names it
+    "WebFetch": "fetch",
     "Task": "task",
     "Agent": "task",
     "TodoWrite": "todo",
@@ -68,7 +71,7 @@ OPENCODE_TOOLS = {
     "task": "task",
     "todowrite": "todo",
     "todoread": "todo",
-    "webfetch": "webfetch",
+    "webfetch": "fetch",
     "skill": "skill",
 }
 OPENCODE_MISSING = ("lsp", "apply_patch", "patch", "multiedit", "websearch", "question")
@@ -76,7 +79,7 @@ OPENCODE_MISSING = ("lsp", "apply_patch", "patch", "multiedit", "websearch", "qu
 OPENCODE_PERMISSIONS = {
     "edit": ("edit", "write"),
     "bash": ("execute",),
-    "webfetch": ("webfetch",),
+    "webfetch": ("fetch",),
     "task": ("task",),
     "read": ("read",),
     "grep": ("grep",),
@@ -97,7 +100,7 @@ GEMINI_TOOLS = {
     "search_file_content": "grep",  # its former name
     "list_directory": "list",
     "write_todos": "todo",
-    "web_fetch": "webfetch",
+    "web_fetch": "fetch",
     "invoke_agent": "task",
 }
 GEMINI_MISSING = (

@@ -34,7 +34,7 @@ CLAUDE_NAME = {
     "glob": "Glob",
     "grep": "Grep",
     "list": "LS",
-    "webfetch": "WebFetch",  # not built in: a plugin's or a tool file's, as opencode names it
+    "fetch": "WebFetch",
     "task": "Task",
     "todo": "TodoWrite",
     "skill": "Skill",

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..util.atomic import write_text_atomic
 from ..util.paths import AGENT_CONFIG
+from ..util.urls import subject as url_subject
 from .shell import is_opaque, split_commands
 
 ACTIONS = ("allow", "ask", "deny")
@@ -34,6 +35,8 @@ DEFAULTS: dict[str, str] = {
     "skill": "allow",  # reads a skill's own SKILL.md and lists its folder
 }
 PATH_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list"})
+# the web: a fetch's subject is the URL's host (``host:port`` off the scheme's own port)
+HOST_TOOLS = frozenset({"fetch"})
 # What decides what runs, at any depth: tui-agent's and the other agents' config, plugins,
 # tool files, commands and hooks, MCP servers, editor tasks (paths.AGENT_CONFIG, the list the
 # sandbox keeps read-only too), and git's internals. Writing there asks even where writing
@@ -261,12 +264,14 @@ def subjects_for(
             if any(part in PROTECTED for part in subject.text.split("/")):
                 return [Subject(subject.text, protected=True)]
         return [subject]
+    if tool in HOST_TOOLS:
+        return [Subject(url_subject(args.get("url")))]
     return [Subject("*")]
 
 
 def session_pattern(tool: str, subject: str) -> str:
     """What "allow for this session" adds: ``git commit *`` for a command, the path's folder
-    for files, ``*`` for other tools."""
+    for files, the host for fetch, ``*`` for other tools."""
     if tool == "execute":
         words = subject.split()
         if not words:
@@ -282,6 +287,8 @@ def session_pattern(tool: str, subject: str) -> str:
             return subject
         parent = subject.rsplit("/", 1)[0] if "/" in subject else ""
         return f"{parent}/*" if parent else "*"
+    if tool in HOST_TOOLS:
+        return subject
     return "*"
 
 
