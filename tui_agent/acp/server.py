@@ -350,8 +350,8 @@ class AcpAgent:
         finally:
             stop_hearing()
             live.running = None
-        await live.outbox.drain()
         self._usage(live)
+        await live.outbox.drain()
         if task.cancelled() or live.cancelled:
             return schema.PromptResponse(stop_reason="cancelled")
         error = task.exception()
