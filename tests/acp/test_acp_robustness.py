@@ -1,0 +1,455 @@
+"""`tui-agent acp` facing a client that misbehaves (issue 32, "Done means", last item).
+
+Lines written straight to the agent's stdin (``RawAgent``): what is not JSON gets
+JSON-RPC's parse error (-32700), what is not a JSON-RPC message the invalid-request error
+(-32600), an unknown method -32601, a prompt to a session that does not exist an error;
+after each the agent still serves. Every line on stdout must be a JSON-RPC object
+(``RawAgent.read`` fails on anything else), so a traceback or a plugin's ``print`` there
+fails the test. A client that disappears mid-turn (its pipes closed, as when it is
+killed): the turn cancelled, the process gone within seconds, the journal valid (the next
+run continues it and the model gets a transcript the API accepts).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp_harness import RawAgent, acp_argv, acp_env, journal_files, user_config
+
+from tui_agent.testing import Call, FakeOpenAI, Reply
+
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+GONE_WITHIN = 10.0  # seconds for the agent to exit once its client is gone
+
+
+def error_of(answer: dict[str, Any]) -> dict[str, Any]:
+    assert "error" in answer and "result" not in answer, answer
+    error = answer["error"]
+    assert isinstance(error.get("code"), int) and isinstance(error.get("message"), str), answer
+    return error  # type: ignore[no-any-return]
+
+
+def still_serves(agent: RawAgent) -> None:
+    """The agent answers a well-formed request after whatever came before."""
+    answer = agent.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+    assert answer.get("result", {}).get("protocolVersion") == 1, answer
+
+
+def no_traceback(agent: RawAgent) -> None:
+    assert "Traceback" not in agent.stdout_text()
+    assert "Traceback" not in agent.stderr_text(), agent.stderr_text()[-4000:]
+
+
+@pytest.fixture
+def agent(raw_agent: Callable[..., RawAgent]) -> RawAgent:
+    """A started agent, initialized."""
+    started = raw_agent()
+    still_serves(started)
+    return started
+
+
+# -- lines that are no JSON-RPC ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "this is not json",
+        '{"jsonrpc": "2.0", "id": 7, "method": "initialize"',  # cut short
+        b"\xff\xfe\x00 binary\n",
+        "{'single': 'quotes'}",
+    ],
+    ids=["words", "truncated", "binary", "python-repr"],
+)
+def test_a_line_that_is_not_json_gets_a_parse_error(agent: RawAgent, line: str | bytes) -> None:
+    agent.send(line)
+
+    answer = agent.read()
+
+    assert answer is not None, "stdout closed: the agent died on a line that is not JSON"
+    assert error_of(answer)["code"] == PARSE_ERROR, answer
+    assert answer.get("id", "missing") is None, "a parse error's id is null (JSON-RPC 2.0 §5)"
+    still_serves(agent)
+    no_traceback(agent)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["[1, 2]", "[]", "42", '"a string"', "null", '{"jsonrpc": "2.0"}', '{"id": 3}'],
+    ids=["batch", "empty-batch", "number", "string", "null", "no-method", "bare-id"],
+)
+def test_json_that_is_no_request_gets_invalid_request(agent: RawAgent, line: str) -> None:
+    agent.send(line)
+
+    answer = agent.read()
+
+    assert answer is not None, f"stdout closed: the agent died on {line}"
+    assert error_of(answer)["code"] == INVALID_REQUEST, answer
+    still_serves(agent)
+    no_traceback(agent)
+
+
+def test_a_huge_line_of_garbage_is_answered_and_the_agent_goes_on(agent: RawAgent) -> None:
+    agent.send("x" * 5_000_000)
+
+    answer = agent.read()
+
+    assert answer is not None
+    assert error_of(answer)["code"] == PARSE_ERROR
+    still_serves(agent)
+
+
+# -- requests the agent does not know ---------------------------------------------------------
+
+
+def test_an_unknown_method_gets_method_not_found_with_its_id(agent: RawAgent) -> None:
+    answer = agent.request("session/teleport", {"sessionId": "x"})
+
+    assert error_of(answer)["code"] == METHOD_NOT_FOUND
+    still_serves(agent)
+    no_traceback(agent)
+
+
+def test_an_unknown_notification_is_not_answered(agent: RawAgent) -> None:
+    agent.send({"jsonrpc": "2.0", "method": "session/teleport", "params": {}})
+    agent.send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "nope"}})
+
+    still_serves(agent)  # the next thing on stdout is this answer: nothing for the two
+    assert [m for m in agent.seen if "id" not in m or m["id"] is None] == []
+    no_traceback(agent)
+
+
+def test_a_response_nobody_asked_for_is_ignored(agent: RawAgent) -> None:
+    agent.send({"jsonrpc": "2.0", "id": 999, "result": {"outcome": {"outcome": "cancelled"}}})
+
+    still_serves(agent)
+    no_traceback(agent)
+
+
+def test_a_prompt_to_an_unknown_session_is_an_error(agent: RawAgent, model: FakeOpenAI) -> None:
+    answer = agent.request(
+        "session/prompt",
+        {"sessionId": "no-such-session", "prompt": [{"type": "text", "text": "hello"}]},
+    )
+
+    error_of(answer)
+    assert model.requests == [], "the model was asked for a session that does not exist"
+    still_serves(agent)
+    no_traceback(agent)
+
+
+@pytest.mark.parametrize(
+    "method, params",
+    [
+        ("session/new", {}),  # no cwd
+        ("session/new", {"cwd": "relative/folder", "mcpServers": []}),
+        ("session/prompt", {"sessionId": 12}),
+        ("session/set_mode", {"sessionId": "x", "modeId": "godmode"}),
+    ],
+    ids=["new-without-cwd", "new-relative-cwd", "prompt-bad-types", "mode-unknown-session"],
+)
+def test_bad_params_are_an_error_not_a_crash(
+    agent: RawAgent, method: str, params: dict[str, Any]
+) -> None:
+    answer = agent.request(method, params)
+
+    assert error_of(answer)["code"] in (INVALID_PARAMS, -32002), answer
+    still_serves(agent)
+    no_traceback(agent)
+
+
+def test_a_second_prompt_while_one_runs_is_refused_and_the_first_goes_on(
+    agent: RawAgent, project: Path, model: FakeOpenAI
+) -> None:
+    user_config()
+    model.script += [Reply("slow and steady " * 20, delay=0.05)]
+    session = agent.new_session(project)
+    first = agent.next_id()
+    agent.send(
+        {
+            "jsonrpc": "2.0",
+            "id": first,
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "one"}]},
+        }
+    )
+    wait_for(lambda: len(model.requests) == 1, "the first prompt's request")
+
+    second = agent.request(
+        "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "two"}]}
+    )
+
+    error_of(second)
+    done = agent.response(first)
+    assert done.get("result") == {"stopReason": "end_turn"}, done
+    assert len(model.requests) == 1
+
+
+# -- nothing but protocol on stdout -----------------------------------------------------------
+
+NOISY_PLUGIN = """\
+import os
+import subprocess
+import sys
+
+import tui_agent
+
+
+@tui_agent.setup("noisy")
+def noisy(session):
+    print("print() from a plugin's setup")
+
+    def handler(args):
+        print("print() from a tool")
+        sys.stdout.write("sys.stdout.write from a tool\\n")
+        sys.stdout.flush()
+        os.write(1, b"os.write(1) from a tool\\n")
+        subprocess.run(["echo", "a child process's stdout"])
+        return {"output": "made noise"}
+
+    session.toolbox.add("noise", description="Make noise", params={}, handler=handler)
+"""
+
+
+def test_plugins_and_their_children_writing_to_stdout_do_not_break_the_protocol(
+    raw_agent: Callable[..., RawAgent], isolated_home: Path, project: Path, model: FakeOpenAI
+) -> None:
+    user_config(allow_all=True)
+    plugin = isolated_home / ".agents" / "plugins" / "noisy.py"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(NOISY_PLUGIN)
+    model.script += [Reply(calls=[Call("noise", {})]), Reply("quiet now")]
+    agent = raw_agent()
+    still_serves(agent)
+    session = agent.new_session(project)
+
+    answer = agent.request(
+        "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "noise"}]}
+    )
+
+    # every stdout line was JSON-RPC (read() checks each), and the turn went through
+    assert answer.get("result") == {"stopReason": "end_turn"}, answer
+    results = [m for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert "made noise" in results[0]["content"], results
+    assert "from a tool" not in agent.stdout_text()
+    assert "a child process" not in agent.stdout_text()
+
+
+# -- a client that disappears -----------------------------------------------------------------
+
+
+def wait_for(condition: Callable[[], bool], what: str, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+MIDDLEMAN = """\
+import json, subprocess, sys
+
+argv, cwd, stderr, prompt = json.loads(sys.argv[1])
+agent = subprocess.Popen(
+    argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(stderr, "ab")
+)
+print(json.dumps({"pid": agent.pid}), flush=True)
+
+
+def send(message):
+    agent.stdin.write((json.dumps(message) + "\\n").encode())
+    agent.stdin.flush()
+
+
+def answer(ident):
+    for line in agent.stdout:
+        message = json.loads(line)
+        print(json.dumps(message), flush=True)
+        if message.get("id") == ident and "method" not in message:
+            return message
+
+
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+answer(1)
+send({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": cwd, "mcpServers": []}})
+session = answer(2)["result"]["sessionId"]
+send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+    "sessionId": session, "prompt": [{"type": "text", "text": prompt}]}})
+answer(3)
+"""
+
+
+class Middleman:
+    """A client process of its own between the test and the agent (a tiny editor): it
+    initializes, opens a session, sends ``prompt`` and echoes every line the agent says.
+    Killing it closes the agent's pipes as a crashed or killed editor does."""
+
+    def __init__(self, model: FakeOpenAI, project: Path, stderr: Path, prompt: str) -> None:
+        spec = json.dumps([acp_argv(model), str(project), str(stderr), prompt])
+        self.stderr = stderr
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", MIDDLEMAN, spec],
+            cwd=project,
+            env=acp_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+        )
+        self.heard: list[dict[str, Any]] = []
+        assert self.process.stdout is not None
+        first = self.process.stdout.readline()
+        self.agent_pid = int(json.loads(first)["pid"])
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.heard.append(json.loads(line))
+
+    def saw(self, method: str) -> bool:
+        return any(m.get("method") == method for m in list(self.heard))
+
+    def kill(self) -> float:
+        """SIGKILL the client; returns when."""
+        gone = time.monotonic()
+        self.process.kill()
+        self.process.wait(timeout=10)
+        return gone
+
+    def agent_alive(self) -> bool:
+        try:
+            state = Path(f"/proc/{self.agent_pid}/stat").read_text().rsplit(") ", 1)[1][0]
+        except (OSError, IndexError):
+            return False
+        return state not in "ZX"
+
+    def agent_exits_soon(self, since: float) -> None:
+        while self.agent_alive():
+            if time.monotonic() - since > GONE_WITHIN:
+                os.kill(self.agent_pid, signal.SIGKILL)
+                raise AssertionError(
+                    f"the agent still ran {GONE_WITHIN}s after its client was killed; stderr:\n"
+                    + self.stderr.read_text(errors="replace")[-3000:]
+                )
+            time.sleep(0.05)
+
+    def stderr_text(self) -> str:
+        return self.stderr.read_text(errors="replace") if self.stderr.exists() else ""
+
+
+@pytest.fixture
+def middleman(
+    project: Path, model: FakeOpenAI, agent_stderr: Path
+) -> Iterator[Callable[[str], Middleman]]:
+    started: list[Middleman] = []
+
+    def start(prompt: str) -> Middleman:
+        started.append(Middleman(model, project, agent_stderr, prompt))
+        return started[-1]
+
+    yield start
+    for one in started:
+        if one.process.poll() is None:
+            one.process.kill()
+        if one.agent_alive():
+            os.kill(one.agent_pid, signal.SIGKILL)
+
+
+def continue_in(project: Path, model: FakeOpenAI, text: str) -> subprocess.CompletedProcess[str]:
+    """``tui-agent --continue run TEXT`` in ``project``: the journal left behind resumes."""
+    argv = [sys.executable, "-m", "tui_agent", "--base-url", model.base_url, "--model", "m"]
+    return subprocess.run(
+        [*argv, "--continue", "run", text],
+        cwd=project,
+        env=acp_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_client_killed_mid_stream_cancels_the_turn_and_the_journal_resumes(
+    middleman: Callable[[str], Middleman], project: Path, model: FakeOpenAI
+) -> None:
+    user_config()
+    model.script += [Reply("a long reply that keeps coming " * 60, delay=0.05)]
+    client = middleman("first question")
+    wait_for(lambda: client.saw("session/update") and len(model.requests) == 1, "streaming")
+    time.sleep(0.3)  # some of the reply is out
+
+    client.agent_exits_soon(client.kill())
+
+    assert "Traceback" not in client.stderr_text(), client.stderr_text()[-4000:]
+    assert len(journal_files()) == 1
+    model.script += [Reply("second answer")]
+    done = continue_in(project, model, "second question")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "second answer"
+    assert model.rejected == [], "the resumed transcript is one the API rejects"
+    users = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "user"]
+    assert users[0] == "first question" and users[-1] == "second question", users
+
+
+def test_a_client_killed_while_asked_for_permission_runs_nothing(
+    middleman: Callable[[str], Middleman], project: Path, model: FakeOpenAI
+) -> None:
+    user_config(sandbox=False)  # execute asks
+    model.script += [Reply(calls=[Call("execute", {"command": "touch ran.txt"})])]
+    client = middleman("run it")
+    wait_for(lambda: client.saw("session/request_permission"), "the permission request")
+
+    client.agent_exits_soon(client.kill())
+
+    assert not (project / "ran.txt").exists(), "the command ran with nobody to allow it"
+    assert "Traceback" not in client.stderr_text(), client.stderr_text()[-4000:]
+    model.script += [Reply("resumed")]
+    done = continue_in(project, model, "again")
+    assert done.returncode == 0, done.stderr
+    assert model.rejected == [], "the resumed transcript is one the API rejects"
+    users = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "user"]
+    assert users[0] == "run it" and users[-1] == "again", users
+
+
+def exits_soon(agent: RawAgent, since: float) -> int:
+    try:
+        code = agent.process.wait(timeout=GONE_WITHIN)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(
+            f"the agent still runs {GONE_WITHIN}s after its stdin closed; stderr:\n"
+            f"{agent.stderr_text()[-3000:]}"
+        ) from None
+    assert time.monotonic() - since < GONE_WITHIN
+    return code
+
+
+def test_stdin_closed_between_turns_exits_cleanly(
+    agent: RawAgent, project: Path, model: FakeOpenAI
+) -> None:
+    user_config()
+    model.script += [Reply("hello")]
+    session = agent.new_session(project)
+    answer = agent.request(
+        "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}
+    )
+    assert answer.get("result") == {"stopReason": "end_turn"}, answer
+
+    assert agent.process.stdin is not None
+    since = time.monotonic()
+    agent.process.stdin.close()  # stdout stays open: anything said on the way out is protocol
+
+    assert exits_soon(agent, since) == 0
+    while agent.read(timeout=5) is not None:
+        pass
+    no_traceback(agent)
+    (journal,) = journal_files()
+    lines = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
+    assert any("hello" in json.dumps(line) for line in lines), lines
