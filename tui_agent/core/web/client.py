@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..util.urls import Target, URLError, parse
-from .addresses import ResolveError, Resolver, resolve
+from .addresses import ResolveError, Resolver, local_name, resolve
 from .settings import FetchSettings
 
 if TYPE_CHECKING:
@@ -159,6 +159,8 @@ def _one(
     opened: Callable[[str], bool],
     resolver: Resolver | None,
 ) -> Page | str:
+    if local_name(target.host) and not opened(target.subject):  # even if it does not resolve
+        raise _refuse_private(target, ("a local name",))
     proxy = proxy_for(target)
     address = target.host
     try:

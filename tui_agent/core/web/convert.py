@@ -23,6 +23,7 @@ CHROME = (
     "script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form",
     "button", "iframe", "svg", "canvas", "dialog", "select", "input", "object", "embed",
 )  # fmt: skip
+HEADINGS = ["h1", "h2", "h3", "h4", "h5", "h6"]
 MAIN = ("main", "[role=main]", "article", "#main-content", "#content", ".body", "body")
 ANCHOR_MARKS = {"¶", "§", "#", "🔗", ""}
 PDF_HINT = "pip install 'tui-agent[pdf]'"
@@ -137,6 +138,8 @@ def main_content(soup: Any) -> Any:
     for link in soup.find_all("a", href=True):  # a heading's "¶" permalink
         if str(link["href"]).startswith("#") and link.get_text(strip=True) in ANCHOR_MARKS:
             link.decompose()
+        elif str(link["href"]).startswith("#") and link.find_parent(HEADINGS) is not None:
+            link.unwrap()  # mdBook's heading that links to itself
     for selector in MAIN:
         node = soup.select_one(selector)
         if node is not None and len(node.get_text(strip=True)) >= 200:
