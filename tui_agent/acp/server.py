@@ -33,6 +33,7 @@ from ..core.protocol.messages import AssistantMessage, ToolMessage, UserMessage
 from ..core.session.session import Session, create_session
 from . import prompt as prompts
 from . import updates as up
+from .files import EditorFiles
 from .frontend import AcpFrontend
 from .updates import Outbox, Updates
 
@@ -68,6 +69,7 @@ class Live:
     updates: Updates
     running: asyncio.Task[Any] | None = None
     cancelled: bool = False
+    files: EditorFiles | None = None  # read and write through the editor
     stop_listening: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -203,16 +205,38 @@ class AcpAgent:
         outbox = Outbox(self._send, session.id)
         live = Live(session.id, session, outbox, Updates(outbox, session.directory))
         session.frontend = AcpFrontend(self._ask, lambda: live.id, session.output)
+        live.files = self._editor_files(live)
         live.stop_listening.append(session.events.listen(live.updates.event))
         live.stop_listening.append(session.events.listen(self._commands_changed(live)))
         session.reload()
         await session.extensions.settled()
+        if live.files is not None:
+            live.files.apply()
         self.sessions[live.id] = live
         self._tell_about_load(live)
         return live
 
     async def _send(self, session_id: str, update: Any) -> None:
         await self.client.session_update(session_id=session_id, update=update)
+
+    def _editor_files(self, live: Live) -> EditorFiles | None:
+        """The editor's files, where the client offers them (``fs`` in its capabilities)."""
+        fs = self.client_capabilities.fs if self.client_capabilities is not None else None
+        reads = bool(fs is not None and fs.read_text_file)
+        writes = bool(fs is not None and fs.write_text_file)
+        if not reads and not writes:
+            return None
+
+        async def read(path: Path) -> str:
+            answer = await self.client.read_text_file(session_id=live.id, path=str(path))
+            return str(answer.content)
+
+        async def write(path: Path, content: str) -> None:
+            await self.client.write_text_file(session_id=live.id, path=str(path), content=content)
+
+        files = EditorFiles(live.session, read if reads else None, write if writes else None)
+        files.texts = live.updates.calls.written
+        return files
 
     async def _ask(self, **request: Any) -> Any:
         return await self.client.request_permission(**request)
@@ -327,6 +351,8 @@ class AcpAgent:
             )
         live.cancelled = False
         live.updates.finish_reason = None
+        if live.files is not None:  # again, after a /reload made the tools anew
+            live.files.apply()
         try:
             expanded = prompts.expand(prompt, session.directory, session.worktree)
         except MentionError as exc:
@@ -380,12 +406,11 @@ class AcpAgent:
         if template is not None:
             await prompt_commands.run_template(session, template, arguments)
             return
-        await session.extensions.ready()
-        with session.running():
-            try:
-                await session.commands.run(name, arguments)
-            except Exception as exc:
-                session.output.say(f"error: {exc or type(exc).__name__}", kind="error")
+        await session.extensions.ready()  # not session.running(): /undo would wait for it
+        try:
+            await session.commands.run(name, arguments)
+        except Exception as exc:
+            session.output.say(f"error: {exc or type(exc).__name__}", kind="error")
 
     def _usage(self, live: Live) -> None:
         try:

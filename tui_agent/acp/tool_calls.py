@@ -115,6 +115,7 @@ class Calls:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._before: dict[str, tuple[Path, str | None]] = {}  # call id -> file, old text
+        self.written: dict[str, tuple[str | None, str]] = {}  # by the editor: old, new text
 
     def started(self, event: ev.ToolCallStarted) -> schema.ToolCallStart:
         name = event.name
@@ -141,9 +142,12 @@ class Calls:
         data = dict(result)
         content: list[Any] = []
         before = self._before.pop(event.call_id, None)
+        written = self.written.pop(event.call_id, None)
         if result.ok and before is not None:
             path, old = before
             new = _text_of(path)
+            if written is not None:  # the editor's buffer, before and after
+                old, new = written
             if new is not None:
                 content.append(
                     schema.FileEditToolCallContent(
