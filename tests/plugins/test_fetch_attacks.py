@@ -144,10 +144,10 @@ async def test_dns_rebinding_between_check_and_connect_reaches_nothing(
 ) -> None:
     """The name answers a public address to the check and 127.0.0.1 after: the connection
     goes to the address checked (unreachable here), never to a second answer."""
-    fake_dns["rebind.example.com"] = [["192.0.2.1"], ["127.0.0.1"]]  # TEST-NET-1, then loopback
+    fake_dns["rebind.example.com"] = [["93.184.215.14"], ["127.0.0.1"]]  # public, then loopback
     config(EVERYTHING + "[fetch]\ntimeout = 2\n")
     got = await fetch(create_session(project), {"url": f"http://rebind.example.com:{site.port}/"})
-    assert not got["ok"]
+    assert not got["ok"] and "private" not in got["error"], got  # checked, then unreachable
     assert site.requests == []
     assert fake_dns["__calls__"] == ["rebind.example.com"]  # resolved once
 
@@ -176,7 +176,14 @@ def opened_config(site: Site, fetch_table: str = "") -> None:
     config(f'[permission]\nfetch = {{ "127.0.0.1:{site.port}" = "allow" }}\n{fetch_table}')
 
 
+SENT: list[int] = []
+
+
 def streamed(handler: BaseHTTPRequestHandler, chunk: bytes, count: int, pause: float) -> None:
+    """``count`` chunks, counted in ``SENT`` as they go (a client that stops reading stops
+    them: the socket's buffers fill, then it is closed)."""
+    SENT.clear()
+    SENT.append(0)
     handler.send_response(200)
     handler.send_header("Content-Type", "text/plain")
     handler.send_header("Connection", "close")
@@ -185,6 +192,7 @@ def streamed(handler: BaseHTTPRequestHandler, chunk: bytes, count: int, pause: f
         for _ in range(count):
             handler.wfile.write(chunk)
             handler.wfile.flush()
+            SENT[0] += len(chunk)
             if pause:
                 time.sleep(pause)
     except OSError:
@@ -200,14 +208,25 @@ async def test_a_huge_answer_is_read_up_to_the_byte_cap(project: Path, site: Sit
     assert time.monotonic() - started < 10
     assert got["ok"] and got["total_length"] == 1048576
     assert "only the first 1048576 were read" in got["body_note"]
+    time.sleep(0.5)
+    assert SENT[0] < 20 * 1048576, SENT  # it stopped reading: not 100 MB
 
 
 async def test_a_compressed_bomb_is_cut_at_the_byte_cap(project: Path, site: Site) -> None:
     bomb = gzip.compress(b"\0" * (50 * 1024 * 1024))  # 50 MB in about 50 KB
     site.routes["/bomb"] = lambda h: send(h, 200, bomb, "text/plain", {"Content-Encoding": "gzip"})
     opened_config(site, "[fetch]\nmax_bytes = 1048576\n")
-    got = await fetch(create_session(project), {"url": site.url("/bomb"), "max_length": 10})
+    session = create_session(project)
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        got = await fetch(session, {"url": site.url("/bomb"), "max_length": 10})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert got["total_length"] == 1048576 and "body_note" in got
+    assert peak < 20 * 1048576, peak  # never inflated whole (50 MB)
 
 
 async def test_a_slow_server_is_cut_off_at_the_timeout(project: Path, site: Site) -> None:
