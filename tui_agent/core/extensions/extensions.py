@@ -25,6 +25,7 @@ from ..protocol.output import Output
 from ..providers import BUILTIN, Provider, ProviderError
 from ..skills import finding  # noqa: F401  (registers the project's skill files as its code)
 from ..tools.toolbox import Toolbox
+from ..web import settings as _web  # noqa: F401  (registers [fetch] and [search] checks)
 from . import (
     agent_plugins,  # noqa: F401  (registers Agent Plugins as project code)
     plugins,
