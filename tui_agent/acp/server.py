@@ -435,6 +435,14 @@ class AcpAgent:
 
     # -- the end -----------------------------------------------------------------------------
 
+    def cancel_all(self) -> None:
+        """The client is gone (its input ended): every running prompt is cancelled."""
+        for live in self.sessions.values():
+            if live.running is not None and not live.running.done():
+                live.cancelled = True
+                if not live.session.cancel():
+                    live.running.cancel()
+
     async def close(self) -> None:
         """The client is gone: cancel what runs, close every session (journals, MCP
         servers), within ``CLOSE_TIMEOUT`` seconds."""

@@ -9,13 +9,18 @@ the id when it has one, ``null`` when not: a client that sent garbage learns it 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import stat
+import threading
+from collections.abc import Callable
 from typing import Any
 
 from acp.task import MessageSender, TaskSupervisor
 
 LIMIT = 50 * 1024 * 1024  # a line (a prompt with an embedded file) may be this long
+ANSWER_TIMEOUT = 5.0  # seconds the requests read before the input ended get to be answered
 
 
 def error(code: int, message: str, details: str, id: Any = None) -> dict[str, Any]:
@@ -49,18 +54,37 @@ def problem(message: Any) -> dict[str, Any] | None:
 class LineTransport:
     """Newline-delimited JSON-RPC on ``reader``/``writer`` (the package's ``Transport``)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: Any) -> None:
         self._reader = reader
         self._tasks = TaskSupervisor(source="tui-agent acp transport")
         self._sender = MessageSender(writer, self._tasks)
+        self._unanswered: set[Any] = set()  # ids of the client's requests
+        self._answered = asyncio.Event()
+        self.on_end: Callable[[], None] | None = None  # the input ended: cancel what runs
 
     async def send(self, message: dict[str, Any]) -> None:
+        if "method" not in message and "id" in message:  # our answer to a request
+            self._unanswered.discard(message["id"])
+            if not self._unanswered:
+                self._answered.set()
         await self._sender.send(message)
+
+    async def _ended(self) -> None:
+        """The input ended: what runs is cancelled (``on_end``), and the requests read
+        before the end are answered (within ``ANSWER_TIMEOUT``) before the connection
+        is told: ``tui-agent acp < requests.jsonl`` answers every line."""
+        if self.on_end is not None:
+            self.on_end()
+        if self._unanswered:
+            self._answered.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._answered.wait(), ANSWER_TIMEOUT)
 
     async def receive(self) -> dict[str, Any] | None:
         while True:
             line = await self._line()
             if line is None:
+                await self._ended()
                 return None
             if not line.strip():
                 continue
@@ -73,6 +97,8 @@ class LineTransport:
             if answer is not None:
                 await self.send(answer)
                 continue
+            if "method" in message and message.get("id") is not None:
+                self._unanswered.add(message["id"])
             return message  # type: ignore[no-any-return]
 
     async def _line(self) -> bytes | None:
@@ -92,8 +118,37 @@ class LineTransport:
             return None
 
     async def close(self) -> None:
-        await self._sender.close()
+        try:
+            await self._sender.close()
+        except (ConnectionError, OSError):
+            pass  # the client closed its end first
         await self._tasks.shutdown()
+
+
+class _FileWriter:
+    """What ``MessageSender`` needs of a writer, for a stdout that is a regular file
+    (``tui-agent acp > log.jsonl``): asyncio's pipe transport refuses those."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    async def drain(self) -> None:
+        return None
+
+
+def _feed(fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
+    """A stdin that is a regular file (``tui-agent acp < requests.jsonl``), read in a thread."""
+    try:
+        while data := os.read(fd, 65536):
+            loop.call_soon_threadsafe(reader.feed_data, data)
+    except OSError:
+        pass
+    loop.call_soon_threadsafe(reader.feed_eof)
 
 
 async def stdio(input_fd: int, output_fd: int) -> LineTransport:
@@ -101,10 +156,17 @@ async def stdio(input_fd: int, output_fd: int) -> LineTransport:
     stdout: fd 0 and 1 are pointed elsewhere so nothing else reads or writes them)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LIMIT)
-    protocol = asyncio.StreamReaderProtocol(reader)
-    await loop.connect_read_pipe(lambda: protocol, os.fdopen(input_fd, "rb", buffering=0))
-    transport, writing = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, os.fdopen(output_fd, "wb", buffering=0)
-    )
-    writer = asyncio.StreamWriter(transport, writing, None, loop)
+    if stat.S_ISREG(os.fstat(input_fd).st_mode):
+        threading.Thread(target=_feed, args=(input_fd, reader, loop), daemon=True).start()
+    else:
+        protocol = asyncio.StreamReaderProtocol(reader)
+        await loop.connect_read_pipe(lambda: protocol, os.fdopen(input_fd, "rb", buffering=0))
+    writer: Any
+    if stat.S_ISREG(os.fstat(output_fd).st_mode):
+        writer = _FileWriter(output_fd)
+    else:
+        transport, writing = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(output_fd, "wb", buffering=0)
+        )
+        writer = asyncio.StreamWriter(transport, writing, None, loop)
     return LineTransport(reader, writer)
