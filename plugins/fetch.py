@@ -13,6 +13,7 @@ fetch again.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from typing import Any
 
@@ -28,20 +29,18 @@ CACHE_PAGES = 32
 ALIASES = ["webfetch", "web_fetch"]
 
 
+HOST_PORT = re.compile(r"(\[[^\]]+\]|[^:\[\]]+)(?::(\d+|\*))?")
+
+
 def names_host(pattern: str, subject: str) -> bool:
     """Does a rule's pattern name this host itself (not through a ``*`` in the host)?
     ``localhost:*`` names ``localhost:8000``; ``*``, ``*.corp`` and ``10.*`` name none."""
-    host, _, port = subject.rpartition(":") if subject.count(":") == 1 else (subject, "", "")
-    if not host:
-        host, port = subject, ""
-    wanted, colon, wanted_port = (
-        pattern.rpartition(":") if pattern.count(":") == 1 else (pattern, "", "")
-    )
-    if not colon:
-        wanted, wanted_port = pattern, ""
-    if "*" in wanted or wanted.lower().rstrip(".") != host:
+    wanted, have = HOST_PORT.fullmatch(pattern.strip()), HOST_PORT.fullmatch(subject)
+    if wanted is None or have is None or "*" in wanted.group(1):
         return False
-    return wanted_port == port or (wanted_port == "*" and bool(port))
+    if wanted.group(1).lower().rstrip(".") != have.group(1):
+        return False
+    return wanted.group(2) == have.group(2) or (wanted.group(2) == "*" and bool(have.group(2)))
 
 
 @tui_agent.setup("fetch")

@@ -316,6 +316,26 @@ FACADES = {
         "text",
     },
     "truncation": {"MAX_BYTES", "MAX_LINES", "keep_tail", "output_dir", "save_output"},
+    "web": {
+        "BACKENDS",
+        "FORMATS",
+        "Converted",
+        "FetchError",
+        "FetchSettings",
+        "Page",
+        "Redirect",
+        "SearchError",
+        "SearchResult",
+        "SearchSettings",
+        "URLError",
+        "Unreadable",
+        "convert",
+        "fetch",
+        "parse",
+        "register_backend",
+        "search",
+        "subject",
+    },
 }
 
 

@@ -49,8 +49,9 @@ async def test_plan_mode_offers_only_read_only_tools_and_says_it_is_planning(
         ]
         await session.turn("plan a change")
         first = server.requests[0]
-        # task too: delegating changes nothing, and the subagent's tools are these
-        assert offered(first) == ["glob", "grep", "list", "read", "task", "todo"]
+        # task too: delegating changes nothing, and the subagent's tools are these; fetch
+        # too (a GET changes nothing here; each host is still asked about)
+        assert offered(first) == ["fetch", "glob", "grep", "list", "read", "task", "todo"]
         assert "You are in plan mode" in first["messages"][0]["content"]
         # called anyway (a model may): refused, nothing written, even with allow-all before
         assert not (project / "b.txt").exists()
