@@ -607,25 +607,10 @@ def cmd_undo(session: Session, args: argparse.Namespace) -> int:
 
 
 def cmd_acp(args: argparse.Namespace) -> int:
-    """``tui-agent acp``: serve one ACP client on stdin/stdout (``tui_agent/acp``). The
-    ``acp`` package (and pydantic) is imported here only: no other command pays for it."""
-    try:
-        from .acp import Settings, serve
-    except ImportError as exc:
-        print(
-            f"tui-agent: acp needs the agent-client-protocol package ({exc.name or exc}): "
-            "pip install 'tui-agent[acp]'",
-            file=sys.stderr,
-        )
-        return 2
-    settings = Settings(
-        provider=args.provider,
-        model=args.model,
-        base_url=args.base_url,
-        trust=args.trust,
-        yes=args.yes,
-    )
-    return serve(settings)
+    """Serve one ACP client on stdio; only this imports ``acp`` (and pydantic)."""
+    from .acp.command import run
+
+    return run(args)
 
 
 def no_arguments() -> argparse.Namespace:
