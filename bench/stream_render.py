@@ -122,13 +122,16 @@ def _window(gated: dict[str, Any], a: int, b: int) -> float:
     """µs per token of tokens ``a`` to ``b`` in a gated run, full collections spread.
 
     A full (generation 2) collection is owed by every allocation since the one before it,
-    so its CPU time is charged to the turn's tokens evenly, not to the window it happens
-    to land in: one landed in the first window, the last or neither, and moved the
-    linearity between 0.86 and 1.33 on one commit. ``linearity_as_read`` keeps the
-    windows as the clock read them."""
+    so the CPU time of those during the stream is charged to its tokens evenly, not to
+    the window it happens to land in: one landed in the first window, the last or
+    neither, and moved the linearity between 0.86 and 1.33 on one commit.
+    ``linearity_as_read`` keeps the windows as the clock read them."""
     marks, full = gated["marks"], gated["gc_marks"]
     spent = marks[b] - marks[a] - (full[b] - full[a])
-    return (spent / (b - a) + gated["full_gc_s"] / STREAM_TOKENS) * 1e6
+    # the streamed tokens' collections: from the first token to the last, not the one at
+    # the end of the turn (the heap is measured there), which no token owes
+    streamed = full[STREAM_TOKENS] - full[0]
+    return (spent / (b - a) + streamed / STREAM_TOKENS) * 1e6
 
 
 async def _raw_stream(base_url: str, runs: int) -> list[float]:
