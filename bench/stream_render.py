@@ -20,7 +20,7 @@ from common import SIZE, Sandbox, log, median, ratio, rounded
 
 STREAM_TOKENS = 20_000
 # first/last 1k windows: the median of this many gated runs
-GATED_RUNS = int(os.environ.get("BENCH_GATED_RUNS", "3"))
+GATED_RUNS = int(os.environ.get("BENCH_GATED_RUNS", "5"))
 
 
 def bench_stream(sandbox: Sandbox) -> dict[str, Any]:
