@@ -269,7 +269,8 @@ def test_deny_all_a_command_is_refused_and_fails_a_read_needs_no_asking(
         Reply("The command was refused."),
     ]
 
-    done, messages = run_acpx(acpx, project, model, "read and run", "--deny-all")
+    # --no-fs: with fs offered, acpx's --deny-all refuses fs/read_text_file as well
+    done, messages = run_acpx(acpx, project, model, "read and run", "--deny-all", "--no-fs")
 
     assert done.returncode == PERMISSION_DENIED, (done.returncode, done.stderr[-3000:])
     check_conversation(messages)
@@ -311,7 +312,11 @@ def test_a_policy_allows_the_edit_and_denies_the_command_in_one_turn(
     ]
     policy = json.dumps({"autoApprove": ["edit"], "autoDeny": ["execute"]})
 
-    done, messages = run_acpx(acpx, project, model, "both", "--permission-policy", policy)
+    # --no-fs: acpx's own fs/write_text_file allows writes only under --approve-all (a
+    # policy covers permission requests), so with fs offered it would refuse this one
+    done, messages = run_acpx(
+        acpx, project, model, "both", "--permission-policy", policy, "--no-fs"
+    )
 
     # acpx exits 5 only when it allowed nothing; here it allowed one
     assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
