@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from acp_harness import RawAgent, acp_argv, acp_env, journal_files, user_config
+from conftest import running, sleeper
 
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
@@ -453,3 +454,149 @@ def test_stdin_closed_between_turns_exits_cleanly(
     (journal,) = journal_files()
     lines = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
     assert any("hello" in json.dumps(line) for line in lines), lines
+
+
+def test_a_client_killed_while_a_command_runs_leaves_no_process_behind(
+    middleman: Callable[[str], Middleman], project: Path, model: FakeOpenAI
+) -> None:
+    """The running command is the turn's: when the client goes, it goes too."""
+    user_config(allow_all=True, sandbox=False)  # no asking, no bubblewrap between us and it
+    command = sleeper(60)
+    model.script += [Reply(calls=[Call("execute", {"command": command})]), Reply("slept")]
+    client = middleman("sleep a while")
+    wait_for(lambda: running(command, first=True) != [], "the command to start")
+
+    client.agent_exits_soon(client.kill())
+
+    wait_for(lambda: running(command, first=True) == [], "the command to be gone", GONE_WITHIN)
+    assert "Traceback" not in client.stderr_text(), client.stderr_text()[-4000:]
+    model.script += [Reply("resumed")]
+    done = continue_in(project, model, "again")
+    assert done.returncode == 0, done.stderr
+    assert model.rejected == [], "the resumed transcript is one the API rejects"
+
+
+def test_sigterm_mid_stream_exits_cleanly_and_the_journal_resumes(
+    agent: RawAgent, project: Path, model: FakeOpenAI
+) -> None:
+    """An editor stopping its agent server politely (SIGTERM) mid-reply."""
+    user_config()
+    model.script += [Reply("a long reply that keeps coming " * 60, delay=0.05)]
+    session = agent.new_session(project)
+    agent.send(
+        {
+            "jsonrpc": "2.0",
+            "id": agent.next_id(),
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "first"}]},
+        }
+    )
+    wait_for(lambda: len(model.requests) == 1, "the request")
+    time.sleep(0.3)
+
+    since = time.monotonic()
+    agent.process.send_signal(signal.SIGTERM)
+    code = exits_soon(agent, since)
+
+    assert code in (0, -signal.SIGTERM, 128 + signal.SIGTERM), code
+    while agent.read(timeout=5) is not None:  # all it said was protocol
+        pass
+    assert "Traceback" not in agent.stderr_text(), agent.stderr_text()[-4000:]
+    model.script += [Reply("second answer")]
+    done = continue_in(project, model, "second")
+    assert done.returncode == 0, done.stderr
+    assert model.rejected == [], "the resumed transcript is one the API rejects"
+    users = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "user"]
+    assert users[0] == "first" and users[-1] == "second", users
+
+
+def test_a_flood_of_requests_is_answered_in_full(agent: RawAgent) -> None:
+    idents = [agent.next_id() for _ in range(300)]
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": ident, "method": "no/such", "params": {}})
+        for ident in idents
+    ]
+    agent.send(("\n".join(lines) + "\n").encode())
+
+    answered = [error_of(agent.response(ident))["code"] for ident in idents]
+
+    assert answered == [METHOD_NOT_FOUND] * len(idents)
+    still_serves(agent)
+
+
+def test_a_big_embedded_resource_is_answered_not_fatal(
+    agent: RawAgent, project: Path, model: FakeOpenAI
+) -> None:
+    user_config()
+    model.script += [Reply("read it")]
+    session = agent.new_session(project)
+    big = "a line of an open buffer\n" * 200_000  # 5 MB
+    resource = {"uri": f"file://{project}/big.txt", "mimeType": "text/plain", "text": big}
+
+    answer = agent.request(
+        "session/prompt",
+        {
+            "sessionId": session,
+            "prompt": [
+                {"type": "text", "text": "look"},
+                {"type": "resource", "resource": resource},
+            ],
+        },
+    )
+
+    assert answer.get("result") == {"stopReason": "end_turn"}, answer
+    sent = json.dumps(model.requests[0]["messages"][-1])
+    assert "a line of an open buffer" in sent
+    assert len(sent) < 1_000_000, "a 5 MB buffer went to the model whole"
+    still_serves(agent)
+
+
+def test_requests_from_a_file_are_all_answered_into_a_file(
+    project: Path, model: FakeOpenAI, agent_stderr: Path, tmp_path: Path
+) -> None:
+    """stdin and stdout regular files (``tui-agent acp < in.jsonl > out.jsonl``), not pipes."""
+    requests = tmp_path / "in.jsonl"
+    replies = tmp_path / "out.jsonl"
+    requests.write_text(
+        "\n".join(
+            [
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "initialize",
+                        "params": {"protocolVersion": 1},
+                    }
+                ),
+                "not json",
+                json.dumps({"jsonrpc": "2.0", "id": 2, "method": "no/such"}),
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 3,
+                        "method": "session/new",
+                        "params": {"cwd": str(project), "mcpServers": []},
+                    }
+                ),
+            ]
+        )
+        + "\n"
+    )
+    with requests.open("rb") as given, replies.open("wb") as out, agent_stderr.open("ab") as err:
+        done = subprocess.run(
+            acp_argv(model),
+            cwd=project,
+            env=acp_env(),
+            stdin=given,
+            stdout=out,
+            stderr=err,
+            timeout=60,
+        )
+
+    assert done.returncode == 0, agent_stderr.read_text()[-3000:]
+    answers = [json.loads(line) for line in replies.read_text().splitlines() if line.strip()]
+    by_id = {a.get("id"): a for a in answers if "method" not in a}
+    assert by_id[1]["result"]["protocolVersion"] == 1
+    assert by_id[None]["error"]["code"] == PARSE_ERROR
+    assert by_id[2]["error"]["code"] == METHOD_NOT_FOUND
+    assert "sessionId" in by_id[3]["result"], answers
