@@ -345,3 +345,46 @@ async def test_fetch_is_quick_to_load(project: Path) -> None:
         [sys.executable, "-c", code, str(project)], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]", (done.stdout, time.monotonic() - started)
+
+
+@pytest.fixture
+def tls_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Site]:
+    """The site over https with a certificate for ``localhost`` that this test's CA file
+    (SSL_CERT_FILE) trusts."""
+    import shutil
+    import ssl
+    import subprocess
+
+    openssl = shutil.which("openssl")
+    assert openssl, "openssl makes the test's certificate"
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    server = Site()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.server.socket = context.wrap_socket(server.server.socket, server_side=True)
+    yield server
+    server.close()
+
+
+async def test_https_is_verified_against_the_name_while_connecting_to_the_checked_address(
+    project: Path, tls_site: Site
+) -> None:
+    tls_site.page("/", "over tls", "text/plain")
+    config(
+        f'[permission]\nfetch = {{ "localhost:{tls_site.port}" = "allow", '
+        f'"127.0.0.1:{tls_site.port}" = "allow" }}\n'
+    )
+    session = create_session(project)
+    got = await fetch(session, {"url": f"https://localhost:{tls_site.port}/"})
+    assert got["content"] == "over tls", got
+    assert tls_site.requests[0][1]["Host"] == f"localhost:{tls_site.port}"
+    # the certificate names localhost, not 127.0.0.1: the name is what TLS checks
+    got = await fetch(session, {"url": f"https://127.0.0.1:{tls_site.port}/"})
+    assert not got["ok"] and "certificate" in got["error"].lower(), got
