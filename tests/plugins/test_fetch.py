@@ -388,3 +388,24 @@ async def test_https_is_verified_against_the_name_while_connecting_to_the_checke
     # the certificate names localhost, not 127.0.0.1: the name is what TLS checks
     got = await fetch(session, {"url": f"https://127.0.0.1:{tls_site.port}/"})
     assert not got["ok"] and "certificate" in got["error"].lower(), got
+
+
+async def test_asked_once_per_host_allow_for_the_session_adds_that_host(
+    project: Path, site: Site
+) -> None:
+    from tui_agent.testing import Person
+
+    site.page("/a", "A", "text/plain")
+    site.page("/b", "B", "text/plain")
+    ip, name = f"127.0.0.1:{site.port}", f"localhost:{site.port}"
+    config(f'[permission]\nfetch = {{ "{ip}" = "ask", "{name}" = "ask" }}\n')
+    session = create_session(project)
+    person = Person(answers=["session", "deny"])
+    session.frontend = person
+    assert (await fetch(session, {"url": site.url("/a")}))["content"] == "A"
+    request = person.requests[0]
+    assert (request.subject, request.session_pattern) == (ip, ip)
+    assert (await fetch(session, {"url": site.url("/b")}))["content"] == "B"  # not asked
+    got = await fetch(session, {"url": site.url("/a", host="localhost")}, "webfetch")
+    assert got["error"] == "User denied permission: fetch"
+    assert person.asked == ["approve fetch", "approve webfetch"]
