@@ -64,11 +64,11 @@ def fetch_plugin(session: tui_agent.Session) -> None:
         return False
 
     def may_follow(subject: str) -> bool:
+        """A redirect to another host is followed when the rules would not ask about it
+        (allow, or ask in allow-all mode); otherwise the model fetches it itself."""
         current, names = rules()
-        return current.check("fetch", Subject(subject), names).action == "allow" or (
-            session.permissions.mode == "allow-all"
-            and current.check("fetch", Subject(subject), names).action == "ask"
-        )
+        action = current.check("fetch", Subject(subject), names).action
+        return action == "allow" or (action == "ask" and session.permissions.mode == "allow-all")
 
     def settings() -> web.FetchSettings:
         return web.FetchSettings.of(session.config.get("fetch"))
