@@ -19,6 +19,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -350,3 +351,102 @@ def test_the_quiet_format_prints_only_the_reply(
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "Just the answer."
     assert model.requests[0]["messages"][-1]["content"] == "hi"
+
+
+# -- a persistent session: acpx's sessions, set-mode, and session/load --------------------------
+
+
+def acpx_session(
+    acpx: str, project: Path, model: FakeOpenAI, *args: str
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    """``acpx --agent ... --ttl 1 ARGS`` (a saved session under the test's ~/.acpx; its
+    queue owner, and so the agent, stops 1 s after the last prompt)."""
+    agent = shlex.join(acp_argv(model))
+    options = ["--agent", agent, "--cwd", str(project), "--format", "json", "--ttl", "1"]
+    done = subprocess.run(
+        [acpx, *options, *args],
+        cwd=project,
+        env=acp_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, (args, done.stderr[-3000:])
+    return done, [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def agent_processes(project: Path) -> list[int]:
+    """PIDs of the `tui-agent acp` processes whose folder is ``project``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            folder = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if b"tui_agent" in cmdline and b"acp" in cmdline and folder == str(project):
+            found.append(int(entry.name))
+    return found
+
+
+def wait_gone(project: Path, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while agent_processes(project):
+        assert time.monotonic() < deadline, "acpx's agent still runs after its ttl"
+        time.sleep(0.1)
+
+
+def test_a_saved_session_goes_on_after_the_agent_stopped_through_session_load(
+    acpx: str, project: Path, model: FakeOpenAI
+) -> None:
+    user_config()
+    model.script += [Reply("first answer"), Reply("second answer")]
+    acpx_session(acpx, project, model, "sessions", "new")
+
+    _, first = acpx_session(acpx, project, model, "prompt", "one")
+    wait_gone(project)  # the next prompt starts the agent again
+    _, second = acpx_session(acpx, project, model, "prompt", "two")
+    wait_gone(project)
+
+    assert reply_text(first) == "first answer" and reply_text(second) == "second answer"
+    (opened,) = [m for m in first if m.get("method") == "session/new"]
+    session_id = next(m for m in first if m.get("id") == opened["id"] and "result" in m)["result"][
+        "sessionId"
+    ]
+    (loaded,) = [m for m in second if m.get("method") == "session/load"]
+    assert loaded["params"]["sessionId"] == session_id
+    assert "result" in next(m for m in second if m.get("id") == loaded["id"] and "method" not in m)
+    history = [(m["role"], m["content"]) for m in model.requests[-1]["messages"]]
+    assert history[-3:] == [("user", "one"), ("assistant", "first answer"), ("user", "two")]
+    assert model.rejected == []
+
+
+def test_set_mode_plan_through_acpx_keeps_files_unchanged(
+    acpx: str, project: Path, model: FakeOpenAI
+) -> None:
+    user_config(allow_all=True)  # even where everything is allowed, plan mode changes nothing
+    model.script += [
+        Reply(calls=[Call("write", {"path": "planned.txt", "content": "no\n"})]),
+        Reply("Here is the plan instead."),
+    ]
+    acpx_session(acpx, project, model, "sessions", "new")
+
+    _, moded = acpx_session(acpx, project, model, "set-mode", "plan")
+    _, turn = acpx_session(acpx, project, model, "--approve-all", "prompt", "change it")
+    wait_gone(project)
+
+    # acpx saves the mode and sends session/set_mode once the agent runs (here: the prompt)
+    (asked,) = [m for m in moded + turn if m.get("method") == "session/set_mode"]
+    assert asked["params"]["modeId"] == "plan"
+    assert "result" in next(m for m in turn if m.get("id") == asked["id"] and "method" not in m)
+    modes = [
+        u["currentModeId"] for u in updates(turn) if u["sessionUpdate"] == "current_mode_update"
+    ]
+    assert modes == ["plan"], modes
+    assert not (project / "planned.txt").exists(), "plan mode let a write through"
+    assert reply_text(turn) == "Here is the plan instead."
+    calls = list(tool_calls(turn).values())
+    assert all(call["statuses"][-1] == "failed" for call in calls), calls
