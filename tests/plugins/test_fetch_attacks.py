@@ -314,3 +314,39 @@ def test_the_checks_hold_for_an_ordinary_user(tmp_path: Path, site: Site) -> Non
         assert done.stdout.startswith("REFUSED"), (prefix, done.stdout, done.stderr)
         assert "OPENED secret admin page" in done.stdout
     assert len(site.requests) == len(users)
+
+
+def test_a_headless_run_with_yes_still_refuses_private_addresses(project: Path, site: Site) -> None:
+    """``tui-agent run --yes`` (allow-all) against the fake model, as a real process: the
+    model's fetch of 127.0.0.1 is refused (allow-all is no rule naming that host), and a
+    fetch of a host a rule names is allowed without asking."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tui_agent.testing import Call, FakeOpenAI, Reply
+
+    config(f'[permission]\nfetch = {{ "localhost:{site.port}" = "ask" }}\n')
+    script = [
+        Reply(calls=[Call("fetch", {"url": site.url("/")})]),
+        Reply(calls=[Call("WebFetch", {"url": site.url("/", host="localhost")})]),
+        Reply("done"),
+    ]
+    with FakeOpenAI(script) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "tui_agent", "run", "--yes", "read the admin page",
+             "--base-url", server.base_url, "--model", "m"],
+            cwd=project, env=dict(os.environ), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        results = [
+            json.loads(m["content"])
+            for body in server.requests
+            for m in body["messages"]
+            if m["role"] == "tool"
+        ]
+    first, second = results[0], results[-1]
+    assert "private" in first["error"] and "127.0.0.1" in first["error"]
+    assert second.get("content") == "secret admin page", results
+    assert [path for path, _ in site.requests] == ["/"]  # only the named host's
