@@ -600,3 +600,38 @@ def test_requests_from_a_file_are_all_answered_into_a_file(
     assert by_id[None]["error"]["code"] == PARSE_ERROR
     assert by_id[2]["error"]["code"] == METHOD_NOT_FOUND
     assert "sessionId" in by_id[3]["result"], answers
+
+
+# -- prompts that point outside the project ---------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["link-outside", "link-through-symlink", "mention-outside"])
+def test_a_prompt_cannot_carry_a_file_from_outside_the_project(
+    agent: RawAgent, project: Path, model: FakeOpenAI, tmp_path: Path, how: str
+) -> None:
+    """A resource link or an ``@path`` to a file outside the project never attaches it:
+    the model's own read asks before it reads there, and a prompt must not skip that."""
+    user_config()
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("TOPSECRET-7f3a\n")
+    (project / "inside-link.txt").symlink_to(secret)
+    model.script += [Reply("ok")]
+    session = agent.new_session(project)
+    if how == "link-outside":
+        blocks = [{"type": "resource_link", "uri": secret.as_uri(), "name": "secret.txt"}]
+    elif how == "link-through-symlink":
+        link = project / "inside-link.txt"
+        blocks = [{"type": "resource_link", "uri": link.as_uri(), "name": "inside-link.txt"}]
+    else:
+        blocks = [{"type": "text", "text": f"look at @{secret}"}]
+
+    answer = agent.request(
+        "session/prompt",
+        {"sessionId": session, "prompt": [{"type": "text", "text": "read "}, *blocks]},
+    )
+
+    assert "TOPSECRET" not in json.dumps(model.requests), "a file outside the project was sent"
+    assert "TOPSECRET" not in agent.stdout_text()
+    assert "result" in answer or "error" in answer, answer
+    still_serves(agent)
