@@ -331,13 +331,15 @@ async def test_the_model_fetches_a_page_and_reads_it_as_untrusted_data(
 
 
 async def test_fetch_is_quick_to_load(project: Path) -> None:
-    """The HTML parser and http.client come with the first fetch, not with the session."""
+    """The client, the HTML parser and http.client come with the first fetch, not with the
+    session (the plugin itself is a few closures)."""
     import subprocess
     import sys
 
     code = (
         "import sys; from tui_agent import create_session; create_session(sys.argv[1]); "
-        "print(sorted(m for m in ('bs4', 'markdownify', 'http.client', 'pypdf') "
+        "print(sorted(m for m in ('bs4', 'markdownify', 'http.client', 'pypdf', "
+        "'tui_agent.web', 'tui_agent.core.web.client', 'tui_agent.core.web.search') "
         "if m in sys.modules))"
     )
     started = time.monotonic()
