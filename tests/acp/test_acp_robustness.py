@@ -635,3 +635,38 @@ def test_a_prompt_cannot_carry_a_file_from_outside_the_project(
     assert "TOPSECRET" not in agent.stdout_text()
     assert "result" in answer or "error" in answer, answer
     still_serves(agent)
+
+
+# -- session ids are names, not paths ---------------------------------------------------------
+
+
+def test_session_load_does_not_follow_a_path_in_the_session_id(
+    raw_agent: Callable[..., RawAgent], project: Path, model: FakeOpenAI
+) -> None:
+    """A journal moved out of the sessions folder cannot be loaded by a session id that
+    climbs to it (``../name``) or names it absolutely."""
+    user_config()
+    model.script += [Reply("remember TRAVERSAL-91c")]
+    first = raw_agent()
+    still_serves(first)
+    session = first.new_session(project)
+    assert first.request(
+        "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}
+    ).get("result") == {"stopReason": "end_turn"}
+    assert first.close() == 0
+    (journal,) = journal_files()
+    moved = journal.parent.parent / "moved.jsonl"
+    journal.rename(moved)
+    agent = raw_agent()
+    still_serves(agent)
+
+    for session_id in ["../moved", str(moved.with_suffix("")), "./../moved", session]:
+        answer = agent.request(
+            "session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []}
+        )
+        error_of(answer)
+
+    assert "TRAVERSAL" not in agent.stdout_text(), "a journal outside the folder was replayed"
+    assert moved.read_text() and journal_files() == []
+    still_serves(agent)
+    no_traceback(agent)
