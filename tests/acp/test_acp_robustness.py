@@ -12,6 +12,7 @@ run continues it and the model gets a transcript the API accepts).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -24,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_harness import RawAgent, acp_argv, acp_env, journal_files, user_config
+from acp_harness import (
+    RawAgent,
+    RecordingClient,
+    acp_argv,
+    acp_env,
+    acp_session,
+    journal_files,
+    user_config,
+)
 from conftest import running, sleeper
 
 from tui_agent.testing import Call, FakeOpenAI, Reply
@@ -670,3 +679,44 @@ def test_session_load_does_not_follow_a_path_in_the_session_id(
     assert moved.read_text() and journal_files() == []
     still_serves(agent)
     no_traceback(agent)
+
+
+# -- two sessions on one connection -----------------------------------------------------------
+
+
+async def test_two_sessions_at_once_stay_apart_and_cancel_only_touches_one(
+    project: Path, model: FakeOpenAI, agent_stderr: Path
+) -> None:
+    """One editor, two threads: one streams and is cancelled while the other asks
+    permission, writes and finishes; each update names its own session."""
+    user_config()
+    model.when("alpha", [Reply("alpha words keep coming " * 80, delay=0.03)])
+    model.when(
+        "beta",
+        [
+            Reply(calls=[Call("write", {"path": "beta.txt", "content": "beta\n"})]),
+            Reply("beta done"),
+        ],
+    )
+    client = RecordingClient("allow_once")
+    async with acp_session(project, model, client, stderr=agent_stderr) as s:
+        beta_id = (await s.conn.new_session(cwd=str(project), mcp_servers=[])).session_id
+        alpha = asyncio.ensure_future(s.prompt("alpha"))
+        beta = asyncio.ensure_future(
+            s.conn.prompt(session_id=beta_id, prompt=[{"type": "text", "text": "beta"}])
+        )
+        await client.wait_for(lambda: "alpha words" in client.text(s.session_id), "alpha streaming")
+
+        await s.conn.cancel(session_id=s.session_id)
+        alpha_done = await asyncio.wait_for(alpha, 30)
+        beta_done = await asyncio.wait_for(beta, 30)
+
+    assert alpha_done == {"stopReason": "cancelled"}, alpha_done
+    assert beta_done.stop_reason == "end_turn", beta_done
+    assert (project / "beta.txt").read_text() == "beta\n"
+    assert client.text(beta_id) == "beta done"
+    assert "beta" not in client.text(s.session_id)
+    assert "alpha" not in client.text(beta_id)
+    assert [p["sessionId"] for p in client.permissions] == [beta_id]
+    assert len(client.text(s.session_id)) < len("alpha words keep coming " * 80)
+    assert model.rejected == []
