@@ -720,3 +720,56 @@ async def test_two_sessions_at_once_stay_apart_and_cancel_only_touches_one(
     assert [p["sessionId"] for p in client.permissions] == [beta_id]
     assert len(client.text(s.session_id)) < len("alpha words keep coming " * 80)
     assert model.rejected == []
+
+
+# -- permission answers that say nothing clear --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"result": {"outcome": {"outcome": "selected", "optionId": "no-such-option"}}},
+        {"result": {"outcome": {"outcome": "selected"}}},
+        {"result": {"outcome": "allow"}},
+        {"result": {}},
+        {"result": None},
+        {"error": {"code": -32603, "message": "the editor crashed"}},
+    ],
+    ids=["unknown-option", "no-option", "bare-string", "empty", "null", "error"],
+)
+def test_a_permission_answer_that_is_no_clear_yes_runs_nothing(
+    agent: RawAgent, project: Path, model: FakeOpenAI, answer: dict[str, Any]
+) -> None:
+    user_config(sandbox=False)  # execute asks
+    model.script += [Reply(calls=[Call("execute", {"command": "touch ran.txt"})]), Reply("after")]
+    session = agent.new_session(project)
+    prompt_id = agent.next_id()
+    agent.send(
+        {
+            "jsonrpc": "2.0",
+            "id": prompt_id,
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "run it"}]},
+        }
+    )
+    while True:
+        message = agent.read()
+        assert message is not None, agent.stderr_text()[-3000:]
+        if message.get("method") == "session/request_permission":
+            break
+
+    agent.send({"jsonrpc": "2.0", "id": message["id"], **answer})
+    done = agent.response(prompt_id)
+
+    assert not (project / "ran.txt").exists(), f"{answer} was taken for a yes"
+    call_id = message["params"]["toolCall"]["toolCallId"]
+    statuses = [
+        m["params"]["update"].get("status")
+        for m in agent.seen
+        if m.get("method") == "session/update"
+        and m["params"]["update"].get("toolCallId") == call_id
+    ]
+    assert "completed" not in statuses, statuses
+    assert "result" in done or "error" in done, done
+    still_serves(agent)
+    no_traceback(agent)
