@@ -188,8 +188,9 @@ async def test_binaries_are_refused_with_their_type(project: Path, site: Site) -
 
 
 async def test_a_pdf_is_read_as_text(project: Path, site: Site) -> None:
-    pypdf = pytest.importorskip("pypdf", reason="pypdf is in the test extras")
     from io import BytesIO
+
+    import pypdf  # the test extras have it (the `pdf` extra)
 
     writer = pypdf.PdfWriter()
     writer.add_blank_page(200, 200)
@@ -202,6 +203,19 @@ async def test_a_pdf_is_read_as_text(project: Path, site: Site) -> None:
     assert got["ok"], got
     assert got["format"] == "pdf" and got["title"] == "A blank report"
     assert "<!-- page 1 -->" in got["content"]
+
+
+async def test_without_pypdf_a_pdf_is_refused_with_what_to_install(
+    project: Path, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # import pypdf raises ImportError
+    site.page("/r.pdf", b"%PDF-1.4\n" + bytes(100), "application/pdf")
+    opened(site)
+    got = await fetch(create_session(project), {"url": site.url("/r.pdf")})
+    assert not got["ok"] and "a PDF (109 bytes)" in got["error"]
+    assert "pip install 'tui-agent[pdf]'" in got["error"]
 
 
 async def test_long_pages_come_in_parts_with_next_offset(project: Path, site: Site) -> None:
