@@ -5,6 +5,7 @@ rules: the tests open 127.0.0.1 with a rule naming it, as the design asks."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,10 +25,10 @@ Route = Callable[[BaseHTTPRequestHandler], None]
 
 
 class Site:
-    """A real HTTP server on 127.0.0.1: ``routes[path](handler)`` answers; every request
-    is recorded (path, headers)."""
+    """A real HTTP server on 127.0.0.1 (or ``bind``, ``::1`` too): ``routes[path](handler)``
+    answers; every request is recorded (path, headers)."""
 
-    def __init__(self) -> None:
+    def __init__(self, bind: str = "127.0.0.1") -> None:
         self.routes: dict[str, Route] = {}
         self.requests: list[tuple[str, dict[str, str]]] = []
         site = self
@@ -46,7 +47,14 @@ class Site:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server_class = ThreadingHTTPServer
+        if ":" in bind:  # IPv6
+
+            class V6(ThreadingHTTPServer):
+                address_family = socket.AF_INET6
+
+            server_class = V6
+        self.server = server_class((bind, 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

@@ -350,3 +350,19 @@ def test_a_headless_run_with_yes_still_refuses_private_addresses(project: Path, 
     assert "private" in first["error"] and "127.0.0.1" in first["error"]
     assert second.get("content") == "secret admin page", results
     assert [path for path, _ in site.requests] == ["/"]  # only the named host's
+
+
+async def test_an_ipv6_loopback_server_is_closed_until_a_rule_names_it(project: Path) -> None:
+    site = Site("::1")
+    try:
+        site.page("/", "over ipv6", "text/plain")
+        url = f"http://[::1]:{site.port}/"
+        config(EVERYTHING)
+        got = await fetch(create_session(project), {"url": url})
+        assert "private" in got["error"] and site.requests == []
+        config(f'[permission]\nfetch = {{ "[::1]:{site.port}" = "allow" }}\n')
+        got = await fetch(create_session(project), {"url": url})
+        assert got["content"] == "over ipv6", got
+        assert site.requests[0][1]["Host"] == f"[::1]:{site.port}"
+    finally:
+        site.close()
