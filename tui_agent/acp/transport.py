@@ -126,8 +126,8 @@ class LineTransport:
 
 
 class _FileWriter:
-    """What ``MessageSender`` needs of a writer, for a stdout that is a regular file
-    (``tui-agent acp > log.jsonl``): asyncio's pipe transport refuses those."""
+    """What ``MessageSender`` needs of a writer, for a stdout that is no pipe
+    (``tui-agent acp > log.jsonl``, a terminal): asyncio's pipe transport refuses files."""
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
@@ -142,7 +142,8 @@ class _FileWriter:
 
 
 def _feed(fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
-    """A stdin that is a regular file (``tui-agent acp < requests.jsonl``), read in a thread."""
+    """A stdin that is no pipe (``tui-agent acp < requests.jsonl``, /dev/null, a
+    terminal), read in a thread."""
     try:
         while data := os.read(fd, 65536):
             loop.call_soon_threadsafe(reader.feed_data, data)
@@ -151,18 +152,25 @@ def _feed(fd: int, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop
     loop.call_soon_threadsafe(reader.feed_eof)
 
 
+def _pollable(fd: int) -> bool:
+    """A pipe or a socket (what editors give), which the event loop can watch; a file,
+    /dev/null or a terminal is read in a thread and written as it comes instead."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 async def stdio(input_fd: int, output_fd: int) -> LineTransport:
     """A transport on the two file descriptors (the protocol's own copies of stdin and
     stdout: fd 0 and 1 are pointed elsewhere so nothing else reads or writes them)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LIMIT)
-    if stat.S_ISREG(os.fstat(input_fd).st_mode):
+    if not _pollable(input_fd):
         threading.Thread(target=_feed, args=(input_fd, reader, loop), daemon=True).start()
     else:
         protocol = asyncio.StreamReaderProtocol(reader)
         await loop.connect_read_pipe(lambda: protocol, os.fdopen(input_fd, "rb", buffering=0))
     writer: Any
-    if stat.S_ISREG(os.fstat(output_fd).st_mode):
+    if not _pollable(output_fd):
         writer = _FileWriter(output_fd)
     else:
         transport, writing = await loop.connect_write_pipe(
