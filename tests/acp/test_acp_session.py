@@ -112,3 +112,18 @@ async def test_untrusted_project_code_is_not_loaded_and_the_client_is_told(
     assert str(project) in said
     assert ".agents/plugins/mine.py" in said
     assert "tui-agent trust" in said
+
+
+async def test_the_model_is_a_config_option(project: Path, model: FakeOpenAI) -> None:
+    model.script += [Reply("from the large one")]
+    async with acp_session(project, model) as s:
+        [option] = s.new["configOptions"]
+        changed = await s.conn.set_config_option(
+            config_id="model", session_id=s.session_id, value="fake-model-large"
+        )
+        await s.prompt("hi")
+    assert option["id"] == "model" and option["category"] == "model"
+    assert option["currentValue"] == "fake-model"
+    assert [o["value"] for o in option["options"]] == ["fake-model", "fake-model-large"]
+    assert changed.config_options[0].current_value == "fake-model-large"
+    assert model.requests[-1]["model"] == "fake-model-large"

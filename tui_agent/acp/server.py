@@ -46,6 +46,7 @@ MODES = {
     "allow-all": "Every ask is allowed (deny rules still hold)",
 }
 CLOSE_TIMEOUT = 5.0  # seconds a cancelled turn gets to end when the client is gone
+MODELS_TIMEOUT = 3.0  # seconds the server gets to list its models at session/new
 
 
 @dataclass
@@ -70,6 +71,7 @@ class Live:
     running: asyncio.Task[Any] | None = None
     cancelled: bool = False
     files: EditorFiles | None = None  # read and write through the editor
+    models: list[str] = field(default_factory=list)  # what the server lists (/v1/models)
     stop_listening: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -285,6 +287,44 @@ class AcpAgent:
             ],
         )
 
+    async def _list_models(self, live: Live) -> None:
+        """The models the server lists, for the model option (bounded: a server that
+        does not answer leaves the configured model alone in the list)."""
+        try:
+            live.models = await asyncio.wait_for(live.session.provider.models(), MODELS_TIMEOUT)
+        except Exception:
+            live.models = []
+
+    def _options(self, live: Live) -> list[Any]:
+        """The session's config options: the model (``/model`` in the app)."""
+        try:
+            current = live.session.provider.model or ""
+        except Exception:
+            return []
+        names = sorted({*live.models, current} - {""})
+        if not names:
+            return []
+        return [
+            schema.SessionConfigOptionSelect(
+                type="select",
+                id="model",
+                name="Model",
+                category="model",
+                description=f"The model of {live.session.extensions.provider_name}",
+                current_value=current,
+                options=[schema.SessionConfigSelectOption(value=n, name=n) for n in names],
+            )
+        ]
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> schema.SetSessionConfigOptionResponse:
+        live = self._live(session_id)
+        if config_id != "model" or not isinstance(value, str) or not value:
+            raise RequestError.invalid_params({"configId": f"no such option: {config_id}"})
+        live.session.extensions.set_model(model=value)
+        return schema.SetSessionConfigOptionResponse(config_options=self._options(live))
+
     def _live(self, session_id: str) -> Live:
         live = self.sessions.get(session_id)
         if live is None:
@@ -299,9 +339,12 @@ class AcpAgent:
         **kwargs: Any,
     ) -> schema.NewSessionResponse:
         live = await self._open(self._folder(cwd), mcp_servers)
+        await self._list_models(live)
         live.updates.put(_commands(live.session))
         live.outbox.start()  # after this answer: the client knows the session by then
-        return schema.NewSessionResponse(session_id=live.id, modes=self._modes(live))
+        return schema.NewSessionResponse(
+            session_id=live.id, modes=self._modes(live), config_options=self._options(live)
+        )
 
     async def load_session(
         self,
@@ -330,8 +373,11 @@ class AcpAgent:
             live.outbox.put(update)
         live.updates.put(_commands(session))
         live.outbox.start()
+        await self._list_models(live)
         await live.outbox.drain()  # the whole conversation before the answer
-        return schema.LoadSessionResponse(modes=self._modes(live))
+        return schema.LoadSessionResponse(
+            modes=self._modes(live), config_options=self._options(live)
+        )
 
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> None:
         live = self._live(session_id)
