@@ -450,3 +450,22 @@ def test_set_mode_plan_through_acpx_keeps_files_unchanged(
     assert reply_text(turn) == "Here is the plan instead."
     calls = list(tool_calls(turn).values())
     assert all(call["statuses"][-1] == "failed" for call in calls), calls
+
+
+def test_set_model_through_acpx_changes_the_model_asked(
+    acpx: str, project: Path, model: FakeOpenAI
+) -> None:
+    """acpx's ``set model`` uses the session's advertised ``model`` config option."""
+    user_config()
+    model.script += [Reply("from the large one")]
+    acpx_session(acpx, project, model, "sessions", "new")
+
+    acpx_session(acpx, project, model, "set", "model", "fake-model-large")
+    _, turn = acpx_session(acpx, project, model, "prompt", "which model?")
+    wait_gone(project)
+
+    assert reply_text(turn) == "from the large one"
+    assert model.requests[-1]["model"] == "fake-model-large"
+    (asked,) = [m for m in turn if m.get("method") == "session/set_config_option"]
+    assert asked["params"]["configId"] == "model"
+    assert asked["params"]["value"] == "fake-model-large"
