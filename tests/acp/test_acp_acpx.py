@@ -469,3 +469,47 @@ def test_set_model_through_acpx_changes_the_model_asked(
     (asked,) = [m for m in turn if m.get("method") == "session/set_config_option"]
     assert asked["params"]["configId"] == "model"
     assert asked["params"]["value"] == "fake-model-large"
+
+
+def test_acpx_cancel_stops_a_running_turn_and_the_session_goes_on(
+    acpx: str, project: Path, model: FakeOpenAI
+) -> None:
+    user_config()
+    model.script += [Reply("slow words " * 200, delay=0.05), Reply("going on")]
+    acpx_session(acpx, project, model, "sessions", "new")
+    agent = shlex.join(acp_argv(model))
+    options = ["--agent", agent, "--cwd", str(project), "--format", "json", "--ttl", "1"]
+    running = subprocess.Popen(
+        [acpx, *options, "prompt", "talk"],
+        cwd=project,
+        env=acp_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not model.requests:
+            assert time.monotonic() < deadline, "the prompt never reached the model"
+            time.sleep(0.05)
+        time.sleep(0.5)  # some words are out
+
+        _, cancelled = acpx_session(acpx, project, model, "cancel")
+        out, err = running.communicate(timeout=60)
+    finally:
+        if running.poll() is None:
+            running.kill()
+    turn = [json.loads(line) for line in out.splitlines() if line.strip()]
+    _, after = acpx_session(acpx, project, model, "prompt", "go on")
+    wait_gone(project)
+
+    assert cancelled[-1].get("cancelled") is True, cancelled
+    assert running.returncode == 0, err[-3000:]
+    assert [m for m in turn if m.get("method") == "session/cancel"], "acpx sent no cancel"
+    assert prompt_result(turn).get("result") == {"stopReason": "cancelled"}
+    assert len(reply_text(turn)) < len("slow words " * 200)
+    assert reply_text(after) == "going on"
+    assert model.rejected == [], "the transcript after the cancel is one the API rejects"
+    users = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "user"]
+    assert users[0] == "talk" and users[-1] == "go on", users
