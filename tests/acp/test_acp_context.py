@@ -137,3 +137,32 @@ async def test_reads_and_writes_go_through_the_editor(project: Path, model: Fake
     assert client.writes == [(str(project / "buf.txt"), "edited\n")]
     assert calls[1]["content"][0]["oldText"] == "unsaved\n"
     assert calls[1]["content"][0]["newText"] == "edited\n"
+
+
+class Refusing(RecordingClient):
+    """An editor whose rules refuse reads and writes (as acpx --deny-all does)."""
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
+        raise acp.RequestError.internal_error({"details": "Permission denied for fs/read"})
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kw: Any) -> Any:
+        raise acp.RequestError.internal_error({"details": "Permission denied for fs/write"})
+
+
+async def test_what_the_editor_refuses_fails_saying_why(project: Path, model: FakeOpenAI) -> None:
+    (project / "kept.txt").write_text("on disk\n")
+    model.script += [
+        Reply(calls=[Call("read", {"path": "kept.txt"}), Call("read", {"path": "gone.txt"})]),
+        Reply(calls=[Call("write", {"path": "kept.txt", "content": "changed"})]),
+        Reply("Refused."),
+    ]
+    async with acp_session(project, model, Refusing(), fs=True) as s:
+        await s.prompt("read and write")
+        calls = list(s.client.tool_calls().values())
+    kept, gone = results(model.requests[1])
+    [written] = results(model.requests[2])[2:]
+    assert kept["error"] == "the editor would not read kept.txt: Permission denied for fs/read"
+    assert gone["error"].startswith("file not found: gone.txt")  # the bundled tool's answer
+    assert written["error"] == ("the editor did not write kept.txt: Permission denied for fs/write")
+    assert (project / "kept.txt").read_text() == "on disk\n"
+    assert [c["status"] for c in calls] == ["failed", "failed", "failed"]

@@ -14,6 +14,17 @@ from acp_harness import RecordingClient, acp_session, user_config
 from tui_agent.testing import Call, FakeOpenAI, Reply
 
 
+class Ordered(RecordingClient):
+    """Notes which updates had come when each permission request did."""
+
+    asked_after: list[list[str]]
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):  # type: ignore[no-untyped-def]
+        self.asked_after = getattr(self, "asked_after", [])
+        self.asked_after.append([u["sessionUpdate"] for _, u in self.updates if "toolCallId" in u])
+        return await super().request_permission(session_id, tool_call, options, **kwargs)
+
+
 def results(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [json.loads(m["content"]) for m in request["messages"] if m["role"] == "tool"]
 
@@ -25,7 +36,7 @@ async def test_an_edit_is_asked_and_shown_as_a_diff(project: Path, model: FakeOp
         Reply(calls=[Call("edit", {"path": "jam.txt", "old": "plum", "new": "quince"})]),
         Reply("Changed."),
     ]
-    async with acp_session(project, model, RecordingClient("allow_once")) as s:
+    async with acp_session(project, model, Ordered("allow_once")) as s:
         answer = await s.prompt("make it quince")
         [call] = s.client.tool_calls().values()
         [asked] = s.client.permissions
@@ -36,6 +47,7 @@ async def test_an_edit_is_asked_and_shown_as_a_diff(project: Path, model: FakeOp
     assert starts[0]["title"] == "Edit jam.txt"
     assert starts[0]["locations"] == [{"path": str(project / "jam.txt")}]
     assert asked["toolCall"]["toolCallId"] == call["toolCallId"]
+    assert s.client.asked_after == [["tool_call"]]  # the call's card, then its question
     assert [o["kind"] for o in asked["options"]] == [
         "allow_once",
         "allow_always",

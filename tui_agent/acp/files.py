@@ -37,6 +37,18 @@ def _binary(path: Path) -> bool:
         return False
 
 
+def _refusals(
+    handler: Callable[[dict[str, Any]], Awaitable[Any]],
+) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    async def handle(args: dict[str, Any]) -> Any:
+        try:
+            return await handler(args)
+        except Refused as exc:
+            return {"error": str(exc)}
+
+    return handle
+
+
 def _said_of(value: Any, copy: str, real: str) -> Any:
     """``value`` with the copy's path replaced by the real one (strings inside too)."""
     if isinstance(value, str):
@@ -46,6 +58,20 @@ def _said_of(value: Any, copy: str, real: str) -> Any:
     if isinstance(value, list):
         return [_said_of(item, copy, real) for item in value]
     return value
+
+
+class Refused(Exception):
+    """The editor would not read or write a file: the call fails saying why."""
+
+
+def why(exc: BaseException) -> str:
+    """What an editor's error says (its ``data.details`` before JSON-RPC's "Internal
+    error")."""
+    data = getattr(exc, "data", None)
+    details = data.get("details") if isinstance(data, dict) else None
+    if isinstance(details, str) and details:
+        return details
+    return str(exc) or type(exc).__name__
 
 
 class EditorFiles:
@@ -70,7 +96,7 @@ class EditorFiles:
                 continue  # a plugin's own read or write: its business
             if (self._editor_read if name == "read" else self._editor_write) is None:
                 continue  # the client does not offer it: the disk, as in the app
-            wrapped = getattr(self, f"wrap_{name}")(handler)
+            wrapped: Any = _refusals(getattr(self, f"wrap_{name}")(handler))
             wrapped.through_editor = True
             source, toolbox.source = toolbox.source, tool.source
             try:
@@ -96,15 +122,20 @@ class EditorFiles:
             return str(path)
 
     async def _buffer(self, path: Path) -> str | None:
-        """The editor's text of ``path``, or None where the bundled tool should answer."""
+        """The editor's text of ``path``, or None where the bundled tool should answer (a
+        folder, a binary file, a path the editor cannot read and the disk has not either:
+        its "not found" and suggestions). ``Refused`` when the editor would not read a
+        file that is there (its rules, a path outside its workspace): no going round it."""
         if path.is_dir() or (path.is_file() and _binary(path)):
             return None
         try:
             if self._editor_read is None:
                 return await asyncio.to_thread(path.read_text, encoding="utf-8")
             return await self._editor_read(path)
-        except Exception as exc:  # missing, unreadable: the bundled tool says it its way
+        except Exception as exc:
             log.info("the editor could not read %s: %s", path, exc)
+            if path.exists():
+                raise Refused(f"the editor would not read {self._shown(path)}: {why(exc)}") from exc
             return None
 
     async def _on_copy(
@@ -118,6 +149,13 @@ class EditorFiles:
             result = await asyncio.to_thread(handler, {**args, "path": str(copy)})
             after = copy.read_text(encoding="utf-8")
         return _said_of(result, str(copy), self._shown(path)), after
+
+    async def _write_to(self, path: Path, text: str) -> None:
+        assert self._editor_write is not None
+        try:
+            await self._editor_write(path, text)
+        except Exception as exc:
+            raise Refused(f"the editor did not write {self._shown(path)}: {why(exc)}") from exc
 
     def _call_id(self) -> str:
         call = current_call()
@@ -141,10 +179,12 @@ class EditorFiles:
             if path.is_dir():
                 return await asyncio.to_thread(handler, args)
             existed = path.exists()
-            old = await self._buffer(path) if existed else None
+            try:  # the text before, for the diff the update shows
+                old = await self._buffer(path) if existed else None
+            except Refused:
+                old = None
             content = str(args["content"])
-            assert self._editor_write is not None
-            await self._editor_write(path, content)
+            await self._write_to(path, content)
             self.texts[self._call_id()] = (old, content)
             return {
                 "path": self._shown(path),
@@ -162,8 +202,7 @@ class EditorFiles:
                 return await asyncio.to_thread(handler, args)
             result, after = await self._on_copy(handler, args, path, text)
             if isinstance(result, dict) and "error" not in result and after != text:
-                assert self._editor_write is not None
-                await self._editor_write(path, after)
+                await self._write_to(path, after)
                 self.texts[self._call_id()] = (text, after)
             return result
 

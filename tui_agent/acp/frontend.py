@@ -54,9 +54,16 @@ class AcpFrontend:
     interactive = True
     themes: Sequence[str] = ()
 
-    def __init__(self, ask: Ask, session_id: Callable[[], str], output: Output) -> None:
+    def __init__(
+        self,
+        ask: Ask,
+        session_id: Callable[[], str],
+        output: Output,
+        sent: Callable[[], Awaitable[None]],
+    ) -> None:
         self._ask = ask  # the connection's request_permission
         self._session_id = session_id
+        self._sent = sent  # the updates so far sent: the call's card before its question
         self._output = output
         self.exit_requested = False
 
@@ -76,6 +83,7 @@ class AcpFrontend:
             raw_input=request.args,
         )
         try:
+            await self._sent()
             response = await self._ask(
                 session_id=self._session_id(), tool_call=update, options=options(request)
             )

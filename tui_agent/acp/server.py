@@ -206,7 +206,9 @@ class AcpAgent:
             session.extensions.flags["mcp"] = {"servers": servers}
         outbox = Outbox(self._send, session.id)
         live = Live(session.id, session, outbox, Updates(outbox, session.directory))
-        session.frontend = AcpFrontend(self._ask, lambda: live.id, session.output)
+        session.frontend = AcpFrontend(
+            self._ask, lambda: live.id, session.output, live.outbox.drain
+        )
         live.files = self._editor_files(live)
         live.stop_listening.append(session.events.listen(live.updates.event))
         live.stop_listening.append(session.events.listen(self._commands_changed(live)))
