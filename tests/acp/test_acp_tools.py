@@ -199,3 +199,35 @@ async def test_a_session_starts_allow_all_with_yes(project: Path, model: FakeOpe
     assert mode == "allow-all"
     assert asked == []
     assert (project / "y.txt").exists()
+
+
+async def test_a_deny_rule_holds_and_nobody_is_asked(project: Path, model: FakeOpenAI) -> None:
+    user_config('[permission]\nwrite = "deny"\n')
+    model.script += [Reply(calls=[Call("write", {"path": "no.txt", "content": "x"})]), Reply("")]
+    async with acp_session(project, model, RecordingClient("allow_once")) as s:
+        await s.prompt("write no.txt")
+        [call] = s.client.tool_calls().values()
+        asked = s.client.permissions
+    assert asked == []
+    assert call["status"] == "failed"
+    assert not (project / "no.txt").exists()
+    assert "write" not in [t["function"]["name"] for t in model.requests[0]["tools"]]
+
+
+async def test_a_model_that_fails_is_an_error_answer(project: Path, model: FakeOpenAI) -> None:
+    import acp
+
+    user_config('retry_attempts = 1\n[permission]\n"*" = "allow"\n')
+    model.script += [Reply(status=500, error="the model is down")]
+    async with acp_session(project, model) as s:
+        try:
+            await s.prompt("hello")
+        except acp.RequestError as exc:
+            failed = exc
+        else:
+            raise AssertionError("a failed turn was answered end_turn")
+        model.script += [Reply("back")]
+        again = await s.prompt("hello again")
+    assert failed.code == -32603
+    assert "the model is down" in str(failed.data)
+    assert again == {"stopReason": "end_turn"}
