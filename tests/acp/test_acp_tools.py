@@ -231,3 +231,22 @@ async def test_a_model_that_fails_is_an_error_answer(project: Path, model: FakeO
     assert failed.code == -32603
     assert "the model is down" in str(failed.data)
     assert again == {"stopReason": "end_turn"}
+
+
+async def test_a_subagents_calls_are_shown_and_named(project: Path, model: FakeOpenAI) -> None:
+    (project / "a.txt").write_text("alpha\n")
+    task = {"description": "find the answer", "prompt": "read a.txt", "agent": "explore"}
+    model.script += [Reply(calls=[Call("task", task)]), Reply("It says alpha.")]
+    model.for_agent(
+        "explore", [Reply(calls=[Call("read", {"path": "a.txt"})]), Reply("a.txt: alpha")]
+    )
+    async with acp_session(project, model) as s:
+        await s.prompt("what does a.txt say?")
+        calls = list(s.client.tool_calls().values())
+        thoughts = "".join(t["content"]["text"] for t in s.client.of("agent_thought_chunk"))
+    [outer, inner] = sorted(calls, key=lambda c: c["title"].startswith("["))
+    assert outer["title"] == "Task: find the answer" and outer["kind"] == "think"
+    assert inner["title"] == "[explore] Read a.txt" and inner["status"] == "completed"
+    assert "a.txt: alpha" in outer["content"][0]["content"]["text"]
+    assert "[explore] started: find the answer" in thoughts
+    assert s.client.text() == "It says alpha."
