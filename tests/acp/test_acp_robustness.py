@@ -773,3 +773,26 @@ def test_a_permission_answer_that_is_no_clear_yes_runs_nothing(
     assert "result" in done or "error" in done, done
     still_serves(agent)
     no_traceback(agent)
+
+
+def test_a_clients_mcp_server_is_stopped_when_the_client_leaves(
+    agent: RawAgent, project: Path
+) -> None:
+    """A server from ``mcpServers`` that never speaks MCP (it only sleeps) does not hold
+    session/new up, and does not outlive the agent."""
+    user_config()
+    command = sleeper(60)
+    program, argument = command.split()
+    server = {"name": "mute", "command": program, "args": [argument], "env": []}
+    since = time.monotonic()
+
+    answer = agent.request("session/new", {"cwd": str(project), "mcpServers": [server]})
+
+    assert "sessionId" in answer.get("result", {}), answer
+    assert time.monotonic() - since < 10, "session/new waited for the MCP server"
+    wait_for(lambda: running(command, first=True) != [], "the MCP server to start")
+    assert agent.process.stdin is not None
+    since = time.monotonic()
+    agent.process.stdin.close()
+    assert exits_soon(agent, since) == 0
+    wait_for(lambda: running(command, first=True) == [], "the MCP server to stop", GONE_WITHIN)
