@@ -796,3 +796,35 @@ def test_a_clients_mcp_server_is_stopped_when_the_client_leaves(
     agent.process.stdin.close()
     assert exits_soon(agent, since) == 0
     wait_for(lambda: running(command, first=True) == [], "the MCP server to stop", GONE_WITHIN)
+
+
+# -- one journal for every frontend -----------------------------------------------------------
+
+
+def test_a_session_from_the_terminal_loads_over_acp(
+    agent: RawAgent, project: Path, model: FakeOpenAI
+) -> None:
+    """The README's claim: the app's and ACP's sessions are the same journals (the other
+    way, ACP to ``--continue``, is checked by the killed-client tests above)."""
+    user_config()
+    model.script += [Reply("said in the terminal")]
+    argv = [sys.executable, "-m", "tui_agent", "--base-url", model.base_url, "--model", "m"]
+    done = subprocess.run(
+        [*argv, "run", "hello from the shell"],
+        cwd=project,
+        env=acp_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    (journal,) = journal_files()
+
+    answer = agent.request(
+        "session/load", {"sessionId": journal.stem, "cwd": str(project), "mcpServers": []}
+    )
+
+    assert "result" in answer, answer
+    replayed = json.dumps(agent.seen)
+    assert "hello from the shell" in replayed and "said in the terminal" in replayed
