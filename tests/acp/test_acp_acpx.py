@@ -202,6 +202,13 @@ def test_approve_all_a_write_goes_through_the_editor_and_the_reply_streams(
     assert diffs[-1]["newText"] == "written via acpx\n"
     (asked,) = agent_requests(messages, "session/request_permission")
     assert asked["params"]["toolCall"]["toolCallId"] == call["toolCallId"]
+    announced = next(
+        i
+        for i, m in enumerate(messages)
+        if m.get("method") == "session/update"
+        and m["params"]["update"]["sessionUpdate"] == "tool_call"
+    )
+    assert announced < messages.index(asked), "asked about a call the client was not shown"
     kinds = {option["kind"] for option in asked["params"]["options"]}
     assert {"allow_once", "reject_once"} <= kinds, kinds
     (outcome,) = permission_answers(messages)
@@ -234,6 +241,26 @@ def test_acpx_offers_fs_so_reads_and_writes_go_through_it(
     assert written["params"]["content"] == "written via acpx\n"
     assert (project / "notes.txt").read_text() == "written via acpx\n"
     assert any("from the editor's side" in text for text in tool_messages(model.requests[1]))
+
+
+def test_a_read_acpx_refuses_fails_with_its_reason(
+    acpx: str, project: Path, model: FakeOpenAI
+) -> None:
+    """With fs offered, acpx's --deny-all refuses fs/read_text_file: the read fails saying
+    so; the agent does not go round the editor to the disk."""
+    user_config()
+    (project / "README.md").write_text("# private until allowed\n")
+    model.script += [Reply(calls=[Call("read", {"path": "README.md"})]), Reply("could not")]
+
+    _, messages = run_acpx(acpx, project, model, "read it", "--deny-all")
+
+    check_conversation(messages)
+    assert agent_requests(messages, "fs/read_text_file"), "the read did not go to acpx"
+    (call,) = tool_calls(messages).values()
+    assert call["statuses"][-1] == "failed", call
+    (result,) = tool_messages(model.requests[1])
+    assert "private until allowed" not in result, "read from disk after the editor said no"
+    assert "Permission denied" in result, result
 
 
 def test_no_fs_the_write_goes_to_disk(acpx: str, project: Path, model: FakeOpenAI) -> None:
