@@ -117,3 +117,17 @@ async def test_usage_after_a_turn(project: Path, model: FakeOpenAI) -> None:
         usage = s.client.of("usage_update")
     assert usage and usage[-1]["size"] == 32000
     assert usage[-1]["used"] >= 1234
+
+
+async def test_sessions_are_listed_for_the_folder(project: Path, model: FakeOpenAI) -> None:
+    model.script += [Reply("one")]
+    async with acp_session(project, model) as s:
+        await s.prompt("the first question")
+        listed = await s.conn.list_sessions(cwd=str(project))
+        elsewhere = await s.conn.list_sessions(cwd=str(project.parent))
+    assert s.init["agentCapabilities"]["sessionCapabilities"] == {"list": {}}
+    [info] = listed.sessions
+    assert info.session_id == s.session_id
+    assert info.cwd == str(project.resolve())
+    assert info.title == "the first question"
+    assert elsewhere.sessions == []

@@ -46,6 +46,7 @@ MODES = {
     "allow-all": "Every ask is allowed (deny rules still hold)",
 }
 CLOSE_TIMEOUT = 5.0  # seconds a cancelled turn gets to end when the client is gone
+SESSIONS_PAGE = 50  # sessions in one session/list answer
 MODELS_TIMEOUT = 3.0  # seconds the server gets to list its models at session/new
 
 
@@ -172,6 +173,9 @@ class AcpAgent:
                     image=False, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=schema.McpCapabilities(http=web, sse=web),
+                session_capabilities=schema.SessionCapabilities(
+                    list=schema.SessionListCapabilities()
+                ),
             ),
             agent_info=schema.Implementation(
                 name="tui-agent", title="tui-agent", version=version()
@@ -379,6 +383,31 @@ class AcpAgent:
         await live.outbox.drain()  # the whole conversation before the answer
         return schema.LoadSessionResponse(
             modes=self._modes(live), config_options=self._options(live)
+        )
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> schema.ListSessionsResponse:
+        """The journaled sessions (of ``cwd`` when given), newest first, a page at a time."""
+        from datetime import UTC, datetime
+
+        from ..core.conversation.journal import list_sessions
+
+        found = list_sessions(self._folder(cwd) if cwd else None)
+        start = int(cursor) if cursor and cursor.isdigit() else 0
+        page = found[start : start + SESSIONS_PAGE]
+        more = start + SESSIONS_PAGE < len(found)
+        return schema.ListSessionsResponse(
+            sessions=[
+                schema.SessionInfo(
+                    session_id=info.id,
+                    cwd=info.directory,
+                    title=info.title or None,
+                    updated_at=datetime.fromtimestamp(info.modified, UTC).isoformat(),
+                )
+                for info in page
+            ],
+            next_cursor=str(start + SESSIONS_PAGE) if more else None,
         )
 
     async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> None:
