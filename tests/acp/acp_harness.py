@@ -399,7 +399,15 @@ class RawAgent:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise AssertionError(f"no response to id {ident!r} in {timeout}s: {self.seen[-5:]}")
-            message = self.read(left)
+            try:
+                message = self.read(left)
+            except AssertionError as silent:
+                if "nothing on stdout" not in str(silent):
+                    raise
+                last = [json.dumps(m)[:300] for m in self.seen[-3:]]
+                raise AssertionError(
+                    f"no response to id {ident!r} in {timeout}s; the last messages: {last}"
+                ) from None
             assert message is not None, (
                 f"stdout closed before the response to id {ident!r}; stderr:\n"
                 f"{self.stderr_text()[-3000:]}"

@@ -828,3 +828,42 @@ def test_a_session_from_the_terminal_loads_over_acp(
     assert "result" in answer, answer
     replayed = json.dumps(agent.seen)
     assert "hello from the shell" in replayed and "said in the terminal" in replayed
+
+
+# -- text JSON allows and UTF-8 does not ------------------------------------------------------
+
+
+def test_a_prompt_with_a_lone_surrogate_is_answered_at_once(
+    agent: RawAgent, project: Path, model: FakeOpenAI
+) -> None:
+    """``"\\ud800"`` is valid JSON but no Unicode text UTF-8 can carry: the prompt is
+    refused or the character replaced, at once, not retried as a network failure."""
+    user_config()
+    model.script += [Reply("fine"), Reply("still fine")]
+    session = agent.new_session(project)
+    ident = agent.next_id()
+    agent.send(  # json.dumps writes the lone surrogate as the escape "\ud800", as clients do
+        {
+            "jsonrpc": "2.0",
+            "id": ident,
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "lone \ud800"}]},
+        }
+    )
+
+    answer = agent.response(ident, timeout=10)
+
+    assert "result" in answer or "error" in answer, answer
+    retries = [
+        m
+        for m in agent.seen
+        if m.get("method") == "session/update"
+        and "retrying" in json.dumps(m["params"]["update"].get("content", ""))
+    ]
+    assert retries == [], "an encoding error was retried as if the network had failed"
+    follow = agent.request(
+        "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "next"}]}
+    )
+    assert follow.get("result") == {"stopReason": "end_turn"}, follow
+    assert model.rejected == []
+    no_traceback(agent)
