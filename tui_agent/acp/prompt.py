@@ -21,6 +21,14 @@ from ..core.conversation import mentions
 from ..core.conversation.mentions import Attachment, Expanded
 from ..core.protocol.messages import UserText
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean(text: str) -> str:
+    """``text`` with lone surrogates (JSON allows ``"\\ud800"``; UTF-8 cannot carry it to the
+    model) replaced by U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
 
 def file_path(uri: str) -> Path | None:
     """The local path of a ``file://`` URI (or of a bare absolute path), else None."""
@@ -49,10 +57,11 @@ def _shown(path: Path | None, uri: str, directory: Path) -> str:
 
 
 def _embedded(resource: Any, directory: Path) -> tuple[Attachment, str]:
-    uri = getattr(resource, "uri", "") or "resource"
+    uri = clean(getattr(resource, "uri", "") or "resource")
     shown = _shown(file_path(uri), uri, directory)
     text = getattr(resource, "text", None)
-    if not isinstance(text, str):
+    text = clean(text) if isinstance(text, str) else None
+    if text is None:
         blob = getattr(resource, "blob", "") or ""
         attachment = Attachment(shown, "file", f"binary, {len(blob) * 3 // 4} bytes: not included")
         return attachment, f"Attached file: {attachment.label}"
@@ -84,7 +93,7 @@ def expand(blocks: list[Any], directory: Path, worktree: Path) -> Expanded:
     for block in blocks:
         kind = getattr(block, "type", None)
         if kind == "text":
-            parts.append(block.text)
+            parts.append(clean(block.text))
         elif kind == "resource_link":
             linked = True
             path = file_path(block.uri)
@@ -93,7 +102,7 @@ def expand(blocks: list[Any], directory: Path, worktree: Path) -> Expanded:
                 assert path is not None
                 parts.append(f' @"{_shown(path, block.uri, directory)}" ')
             else:
-                parts.append(f" {block.uri} ")
+                parts.append(f" {clean(block.uri)} ")
         elif kind == "resource":
             extra.append(_embedded(block.resource, directory))
         elif kind in ("image", "audio"):
