@@ -833,8 +833,17 @@ def test_a_session_from_the_terminal_loads_over_acp(
 # -- text JSON allows and UTF-8 does not ------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"type": "text", "text": "lone \ud800"},
+        {"type": "resource_link", "uri": "file:///nowhere/\ud800.txt", "name": "\ud800.txt"},
+        {"type": "resource", "resource": {"uri": "file:///buffer.txt", "text": "x \udfff y"}},
+    ],
+    ids=["text", "resource-link", "embedded"],
+)
 def test_a_prompt_with_a_lone_surrogate_is_answered_at_once(
-    agent: RawAgent, project: Path, model: FakeOpenAI
+    agent: RawAgent, project: Path, model: FakeOpenAI, block: dict[str, Any]
 ) -> None:
     """``"\\ud800"`` is valid JSON but no Unicode text UTF-8 can carry: the prompt is
     refused or the character replaced, at once, not retried as a network failure."""
@@ -847,7 +856,7 @@ def test_a_prompt_with_a_lone_surrogate_is_answered_at_once(
             "jsonrpc": "2.0",
             "id": ident,
             "method": "session/prompt",
-            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "lone \ud800"}]},
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "see "}, block]},
         }
     )
 
