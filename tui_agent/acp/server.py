@@ -258,10 +258,12 @@ class AcpAgent:
             pending.clear()
             live.updates.put(_commands(live.session))
 
+        loop = asyncio.get_running_loop()
+
         def changed(event: Any) -> None:
             if isinstance(event, ev.CommandsChanged) and not pending and live.id in self.sessions:
                 pending.append(True)
-                asyncio.get_running_loop().call_soon(send)
+                loop.call_soon_threadsafe(send)  # a plugin may register from a thread
 
         return changed
 
