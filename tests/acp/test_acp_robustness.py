@@ -876,3 +876,36 @@ def test_a_prompt_with_a_lone_surrogate_is_answered_at_once(
     assert follow.get("result") == {"stopReason": "end_turn"}, follow
     assert model.rejected == []
     no_traceback(agent)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        Call("glob", {"pattern": "*.txt"}),
+        Call("list", {"path": "."}),
+        Call("grep", {"pattern": "x"}),
+    ],
+    ids=["glob", "list", "grep"],
+)
+def test_a_file_name_that_is_not_utf8_does_not_stall_the_turn(
+    agent: RawAgent, project: Path, model: FakeOpenAI, call: Call
+) -> None:
+    """Linux file names are bytes; one that is not UTF-8 comes back from a tool as a
+    surrogate escape, which the next request to the model must still carry (a core bug
+    every frontend has: found through ACP, where the client waits with nothing said)."""
+    user_config(allow_all=True)
+    name = b"caf\xe9.txt".decode("utf-8", "surrogateescape")  # latin-1 bytes, as old disks have
+    (project / name).write_text("x marks it\n")
+    model.script += [Reply(calls=[call]), Reply("listed")]
+    session = agent.new_session(project)
+
+    answer = agent.request(
+        "session/prompt",
+        {"sessionId": session, "prompt": [{"type": "text", "text": "what is here?"}]},
+        timeout=15,
+    )
+
+    assert answer.get("result") == {"stopReason": "end_turn"}, answer
+    assert len(model.requests) == 2 and model.rejected == []
+    (result,) = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert "caf" in result, result
