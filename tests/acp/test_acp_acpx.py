@@ -322,6 +322,27 @@ def test_deny_all_a_command_is_refused_and_fails_a_read_needs_no_asking(
     assert model.rejected == []
 
 
+def test_approve_all_cannot_open_what_a_deny_rule_closes(
+    acpx: str, project: Path, model: FakeOpenAI
+) -> None:
+    """acpx says yes to everything it is asked; a denied call is never asked."""
+    user_config('[permission]\nexecute = { "*" = "ask", "touch *" = "deny" }\n', sandbox=False)
+    model.script += [
+        Reply(calls=[Call("execute", {"command": "touch ran.txt"})]),
+        Reply("It is not allowed."),
+    ]
+
+    done, messages = run_acpx(acpx, project, model, "run it", "--approve-all", "--no-fs")
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    check_conversation(messages)
+    assert agent_requests(messages, "session/request_permission") == []
+    (call,) = tool_calls(messages).values()
+    assert call["statuses"][-1] == "failed", call
+    assert not (project / "ran.txt").exists(), "a denied command ran"
+    assert reply_text(messages) == "It is not allowed."
+
+
 # -- both in one turn -------------------------------------------------------------------------
 
 
