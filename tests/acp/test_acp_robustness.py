@@ -255,6 +255,60 @@ def test_plugins_and_their_children_writing_to_stdout_do_not_break_the_protocol(
     assert "a child process" not in agent.stdout_text()
 
 
+GREEDY_PLUGIN = """\
+import os
+import sys
+
+import tui_agent
+
+
+@tui_agent.setup("greedy")
+def greedy(session):
+    def handler(args):
+        got = sys.stdin.read(100) + os.read(0, 100).decode(errors="replace")
+        return {"output": "stdin gave " + repr(got)}
+
+    session.toolbox.add("greedy", description="Read stdin", params={}, handler=handler)
+"""
+
+
+def test_a_tool_reading_stdin_gets_nothing_of_the_protocol(
+    raw_agent: Callable[..., RawAgent], isolated_home: Path, project: Path, model: FakeOpenAI
+) -> None:
+    user_config(allow_all=True)
+    plugin = isolated_home / ".agents" / "plugins" / "greedy.py"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(GREEDY_PLUGIN)
+    model.script += [Reply(calls=[Call("greedy", {})]), Reply("done")]
+    agent = raw_agent()
+    still_serves(agent)
+    session = agent.new_session(project)
+    prompt = agent.next_id()
+    agent.send(
+        {
+            "jsonrpc": "2.0",
+            "id": prompt,
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "read"}]},
+        }
+    )
+    others = [agent.next_id() for _ in range(5)]
+    for ident in others:  # requests the tool could steal, sent while the turn runs
+        agent.send({"jsonrpc": "2.0", "id": ident, "method": "no/such"})
+
+    done = agent.response(prompt)
+
+    assert done.get("result") == {"stopReason": "end_turn"}, done
+    (result,) = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert "stdin gave ''" in result, result
+    for ident in others:  # each answered, before the prompt's answer or after it
+        if not any(m.get("id") == ident for m in agent.seen):
+            agent.response(ident)
+    answers = [m for m in agent.seen if m.get("id") in others and "method" not in m]
+    assert [error_of(m)["code"] for m in answers] == [METHOD_NOT_FOUND] * 5
+    still_serves(agent)
+
+
 # -- a client that disappears -----------------------------------------------------------------
 
 
