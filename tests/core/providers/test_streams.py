@@ -760,3 +760,22 @@ async def test_a_stream_that_breaks_after_its_finish_reason_stands(
     assert ran == ["x"]
     assert errors(session) == []
     assert server.rejected == []
+
+
+async def test_a_file_name_that_is_not_utf8_reaches_the_model_as_u_fffd(project: Path) -> None:
+    """Linux file names are bytes: one that is not UTF-8 comes back from glob as a
+    surrogate escape, which UTF-8 cannot carry. The request is made again at once with
+    U+FFFD in its place: it is no network failure to retry (it was retried for minutes,
+    found through ACP, every frontend had it), and the transcript keeps the name."""
+    name = b"caf\xe9.txt".decode("utf-8", "surrogateescape")  # latin-1 bytes
+    (project / name).write_text("x\n")
+    async with FakeOpenAI(
+        [Reply(calls=[Call("glob", {"pattern": "*.txt"})]), Reply("listed")]
+    ) as server:
+        session = session_for(project, server)
+        reply = await session.turn("what is here?")
+    assert reply == "listed"
+    assert len(server.requests) == 2 and server.rejected == []
+    (tool,) = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert "caf\ufffd.txt" in tool["content"]
+    assert any(name in str(m.get("content")) for m in session.conversation.messages)

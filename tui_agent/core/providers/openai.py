@@ -10,6 +10,7 @@ import contextlib
 import email.utils
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -36,6 +37,40 @@ DEFAULT_IDLE = 120.0  # stream_idle_timeout: seconds without a byte before a str
 PROBE_TIMEOUT = 2.0  # seconds for each of a server's own endpoints asked for the window
 MODELS_TIMEOUT = 10.0  # seconds for /v1/models when asked for the window (OpenRouter's is long)
 KEY_HELP = "set OPENAI_API_KEY, or api_key in ~/.config/tui-agent/config.toml"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unencodable(exc: BaseException) -> bool:
+    """``exc`` is (or was caused by) text that UTF-8 cannot carry."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, UnicodeEncodeError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _scrub(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _lone(value) else value
+    if isinstance(value, dict):
+        return {_scrub(key): _scrub(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub(item) for item in value]
+    return value
+
+
+def _lone(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _retry_after(exc: Any) -> float | None:
@@ -142,7 +177,8 @@ class OpenAIProvider:
 
         client = self._get_client()
         try:
-            manager = client.chat.completions.with_streaming_response.create(**kwargs)
+            sent = {key: value for key, value in kwargs.items() if key != "_scrubbed"}
+            manager = client.chat.completions.with_streaming_response.create(**sent)
             return await stack.enter_async_context(manager)
         except openai.BadRequestError as exc:
             if "stream_options" in kwargs and "stream_options" in str(exc):
@@ -156,6 +192,15 @@ class OpenAIProvider:
                 f"the server rejected the request (HTTP 400): {_detail(exc)}"
             ) from None
         except Exception as exc:
+            if _unencodable(exc) and not kwargs.get("_scrubbed"):
+                # a lone surrogate (a file name that is not UTF-8, read with
+                # surrogateescape) cannot be sent as UTF-8: nothing left this process, so
+                # it is no network failure to retry; the request goes again with U+FFFD
+                # in its place (checked only after a failure: the usual request costs
+                # nothing more)
+                kwargs["extra_body"] = _scrub(kwargs["extra_body"])
+                kwargs["_scrubbed"] = True
+                return await self._open(stack, kwargs)
             raise self.translate(exc) from None
 
     async def _data(self, response: Any) -> AsyncGenerator[str, None]:
