@@ -230,7 +230,7 @@ async def test_a_skill_summarised_away_follows_the_summary(
     """ "Loaded skills survive compaction"; client guide: "exempt skill content from
     pruning … losing them mid-conversation silently degrades the agent's performance"."""
     install(user_skills(isolated_home), "webapp-testing")
-    configure(context_window=4096)
+    configure(context_window=5120)  # the tools' definitions (fetch's too) fit with room
 
     def respond(body: dict[str, Any]) -> Reply:
         first = str(body["messages"][0].get("content", ""))
@@ -241,7 +241,7 @@ async def test_a_skill_summarised_away_follows_the_summary(
             return Reply(calls=[Call("skill", {"name": "webapp-testing"})])
         return Reply("Answered.")
 
-    async with FakeOpenAI(context_limit=4096, responder=respond) as server:
+    async with FakeOpenAI(context_limit=5120, responder=respond) as server:
         session = create_session(project, base_url=server.base_url, model="fake-model")
         events: list[Any] = []
         session.events.listen(events.append)

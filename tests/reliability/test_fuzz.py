@@ -166,7 +166,21 @@ BUNDLED = {
     "git": ["args"],
     "todo": ["todos"],
     "task": ["description", "prompt", "agent"],
+    "fetch": ["url", "format", "max_length", "offset"],
 }
+# URLs refused before any connection (a private address, a scheme, credentials, no URL):
+# the fuzz never reaches the network
+NO_NETWORK_URLS = [
+    "http://127.0.0.1:9/",
+    "http://localhost/x",
+    "http://[::1]/",
+    "http://10.0.0.1/",
+    "http://169.254.169.254/latest",
+    "ftp://example.com/",
+    "https://user:pw@example.com/",
+    "not a url",
+    "",
+]
 HARMLESS_COMMANDS = ["true", ":", "echo fuzz", "exit 3", "printf '%s' ok", "echo err >&2"]
 READ_ONLY_GIT = ["status", "diff", "log", "show", "branch"]
 
@@ -215,6 +229,9 @@ well_typed: dict[str, st.SearchStrategy[Any]] = {
     "pattern": st.text(max_size=10) | st.sampled_from(["**/*.py", "*", "sub/*", "h.l+", "("]),
     "include": st.text(max_size=6) | st.sampled_from(["*.py", "*.txt", "*.{py,txt}"]),
     "ignore_case": st.booleans(),
+    "url": st.sampled_from(NO_NETWORK_URLS),
+    "format": mostly(st.sampled_from(["markdown", "text", "html"]), "pdf", ""),
+    "max_length": mostly(st.integers(1, 10**6), 0, -1, 10**30),
     "timeout": mostly(st.floats(0.5, 600) | st.integers(1, 600), 0, -1, NAN, INF, 1e-9, 601),
     "command": st.sampled_from(HARMLESS_COMMANDS),
     "sandbox": mostly(st.just(True), False),  # false: asked, and denied headless
@@ -265,6 +282,8 @@ def tool_args(draw: st.DrawFn, tool: str) -> Any:
             args[key] = draw(safe_paths)
     if tool == "execute" and isinstance(args.get("command"), str):
         args["command"] = draw(st.sampled_from(HARMLESS_COMMANDS))
+    if tool == "fetch" and isinstance(args.get("url"), str):
+        args["url"] = draw(st.sampled_from(NO_NETWORK_URLS))
     if tool == "task":  # no subagent that would call a model: none is served here
         args["agent"] = draw(st.sampled_from(["nobody", "reviewer"]) | st.text(max_size=4))
         if args["agent"] in ("", "general", "explore"):
