@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..util import front_matter
 from . import tool_names as names
 from .definitions import MODES, AgentDefinition
 
@@ -74,36 +75,6 @@ class Reading:
         self.problems.append(f"{self.path}:{self.line(key, item)}: {message}")
 
 
-def split_front_matter(text: str) -> tuple[str, str]:
-    """The front matter's YAML and the body; AgentFileError when the file does not start
-    with a ``---`` block."""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        raise AgentFileError("1: no front matter: an agent file starts with a --- block")
-    for index in range(1, len(lines)):
-        if lines[index].strip() == "---":
-            body = "\n".join(lines[index + 1 :]).strip()
-            return "\n".join(lines[1:index]), body
-    raise AgentFileError("1: the front matter's --- block is never closed")
-
-
-def parse_yaml(front: str) -> dict[str, Any]:
-    """The front matter as a mapping (PyYAML's safe loader, imported only when a file is
-    read); AgentFileError with the file's line when it is not YAML or not a mapping."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(front) if front.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise AgentFileError(f"{line}: the front matter is not valid YAML: {reason}") from exc
-    if not isinstance(data, dict):
-        raise AgentFileError("2: the front matter must be a mapping of keys to values")
-    return data
-
-
 def read_agent(
     path: Path,
     *,
@@ -122,8 +93,12 @@ def read_agent(
             raise AgentFileError(f"1: larger than {MAX_FILE_BYTES // 1024} KB: not an agent file")
         text = path.read_text(encoding="utf-8")
         reading = Reading(path, text.splitlines())
-        front, body = split_front_matter(text)
-        data = parse_yaml(front)
+        front, body, _ = front_matter.split(text, "an agent file starts with a --- block")
+        data, _ = front_matter.load(front)
+    except front_matter.FrontMatterError as exc:
+        failed = Reading(path, [])
+        failed.problems.append(f"{path}:{exc}")
+        return None, failed
     except AgentFileError as exc:
         failed = Reading(path, [])
         failed.problems.append(f"{path}:{exc}")

@@ -18,21 +18,19 @@ Code's rule), said in a note.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..project.config import LoadProblem
+from ..util import front_matter
 
 FILE = "SKILL.md"
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 MAX_FILE_BYTES = 512 * 1024  # a SKILL.md larger than this is not read
-_KEY = re.compile(r"^([A-Za-z_][\w-]*)\s*:(.*)$")
 _RULE_WORD = re.compile(r"[^\s,()]+(?:\([^)]*\))?")
 
 
@@ -73,69 +71,6 @@ class Reading:
     skill: Skill | None = None
     problems: list[LoadProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-
-class _Bad(Exception):
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(message)
-        self.line = line
-
-
-def split_front_matter(text: str) -> tuple[str, str, int]:
-    """The front matter's YAML, the body (trimmed) and the line the body starts on;
-    ``_Bad`` when the file does not start with a closed ``---`` block."""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        raise _Bad(
-            1,
-            "no front matter: a SKILL.md starts with a --- line, then name and "
-            "description, then ---",
-        )
-    for index in range(1, len(lines)):
-        if lines[index].strip() == "---":
-            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :]).strip(), index + 2
-    raise _Bad(1, "the front matter's --- block is never closed by a --- line")
-
-
-def _loader() -> Any:
-    import yaml
-
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _quoted_colons(front: str) -> str:
-    """``key: text: more`` lines (YAML other clients accept) with the value quoted."""
-    fixed = []
-    for line in front.splitlines():
-        found = _KEY.match(line)
-        value = found.group(2).strip() if found else ""
-        if found and ": " in value and value[:1] not in "\"'|>[{&*!#":
-            line = f"{found.group(1)}: {json.dumps(value)}"
-        fixed.append(line)
-    return "\n".join(fixed)
-
-
-def parse_yaml(front: str) -> tuple[dict[str, Any], bool]:
-    """The front matter as a mapping, and whether the colon fallback was needed;
-    ``_Bad`` (with the file's line) when it is not YAML or not a mapping."""
-    import yaml
-
-    try:
-        data = yaml.load(front, Loader=_loader()) if front.strip() else {}
-        lenient = False
-    except yaml.YAMLError as exc:
-        try:
-            data = yaml.load(_quoted_colons(front), Loader=_loader())
-            lenient = True
-        except yaml.YAMLError:
-            # where the broken part starts (an unclosed "[" is found at the end)
-            mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-            line = mark.line + 2 if mark is not None else 1
-            reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise _Bad(line, f"the front matter is not valid YAML: {reason}") from exc
-    if not isinstance(data, dict):
-        raise _Bad(2, "the front matter must be a mapping of keys to values")
-    return data, lenient
 
 
 def _line(lines: list[str], key: str) -> int:
@@ -189,10 +124,12 @@ def read_skill(path: Path, *, source: str, place: str, claude: bool = False) -> 
         return problem(1, f"could not be read: {exc}")
     lines = text.splitlines()
     try:
-        front, body, _ = split_front_matter(text)
-        data, lenient = parse_yaml(front)
-    except _Bad as bad:
-        return problem(bad.line, str(bad))
+        front, body, _ = front_matter.split(
+            text, "a SKILL.md starts with a --- line, then name and description, then ---"
+        )
+        data, lenient = front_matter.load(front, colon_fallback=True, at_start=True)
+    except front_matter.FrontMatterError as bad:
+        return problem(bad.line, bad.message)
     if lenient:
         reading.notes.append(f"{path}: a value with ': ' in it was read as a quoted string")
     folder = path.parent.name
