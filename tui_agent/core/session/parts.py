@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..permissions.permissions import MODES
 from ..protocol.approval import ApprovalRequest, Decision, headless_approver
@@ -112,6 +113,16 @@ class Guarded:
         if not self.inner.interactive or not callable(edit):
             return False
         return bool(await edit(path))
+
+    async def pick_session(self, sessions: Callable[[bool], Any], current: str = "") -> Any:
+        """The session picker (``/resume`` with no id): the summary of the session picked
+        from ``sessions(everywhere)``, or None when dismissed or where the frontend has no
+        picker (an optional part of a frontend, as ``edit``: headless runs and ACP ask for
+        an id instead)."""
+        pick = getattr(self.inner, "pick_session", None)
+        if not self.inner.interactive or not callable(pick) or held_loop() is not None:
+            return None
+        return await pick(sessions, current)
 
     @property
     def exit_requested(self) -> bool:
