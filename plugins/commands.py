@@ -1,10 +1,11 @@
 """Built-in slash commands: /help, /tools, /reload, /exit, /clear, /compact, /context,
-/model, /provider, /sessions, /resume, /theme."""
+/model, /provider, /sessions, /resume, /rename, /theme."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from datetime import datetime
 
 import tui_agent
@@ -182,31 +183,73 @@ def session_commands(session: tui_agent.Session) -> None:
         fetching.clear()
         say(f"Provider: {args} / {session.provider.model}")
 
-    @session.commands.register("sessions", description="List this folder's saved sessions")
+    @session.commands.register(
+        "sessions", description="List this folder's saved sessions (/sessions all: every folder's)"
+    )
     def sessions_command(args: str | None) -> None:
-        found = session.conversation.sessions()
+        everywhere = (args or "").strip() == "all"
+        found = session.conversation.sessions(everywhere=everywhere)
         if not found:
-            say("No saved sessions for this folder yet.")
+            say("No saved sessions" + ("" if everywhere else " for this folder") + " yet.")
             return
-        lines = ["| Id | When | Messages | First message |", "|---|---|---|---|"]
+        lines = ["| Id | Title | When | Turns | Model | Size |", "|---|---|---|---|---|---|"]
         for info in found[:30]:
             when = datetime.fromtimestamp(info.modified).strftime("%Y-%m-%d %H:%M")
             title = info.title.replace("|", "\\|") or "(empty)"
+            if everywhere:
+                title += f" ({info.directory})".replace("|", "\\|")
             marker = " (current)" if info.id == session.id else ""
-            lines.append(f"| `{info.id}`{marker} | {when} | {info.messages} | {title} |")
-        say("\n".join(lines) + "\n\nResume one with `/resume ID`.", kind="markdown")
+            lines.append(
+                f"| `{info.id}`{marker} | {title} | {when} | {info.turns} | "
+                f"{info.model or '?'} | {info.size_label} |"
+            )
+        more = f"\n\n{len(found) - 30} more: `tui-agent sessions`." if len(found) > 30 else ""
+        say(
+            "\n".join(lines) + more + "\n\nResume one with `/resume ID`, or `/resume` to pick.",
+            kind="markdown",
+        )
 
     @session.commands.register(
         "resume",
-        description="Resume a saved session: /resume ID",
+        description="Resume a saved session: /resume ID, or /resume to pick one",
         completions=lambda: [info.id for info in session.conversation.sessions()],
     )
-    def resume_command(args: str | None) -> None:
-        if not args:
-            raise ValueError("usage: /resume ID (see /sessions)")
-        if not session.conversation.resume(args):
-            raise ValueError(f"no saved session {args!r} (see /sessions)")
-        say(f"Resumed {args}: {len(session.conversation)} messages.")
+    async def resume_command(args: str | None) -> None:
+        session_id = (args or "").strip()
+        if not session_id:
+            pick = getattr(session.frontend, "pick_session", None)
+            if not (callable(pick) and session.frontend.interactive):
+                raise ValueError("usage: /resume ID (see /sessions)")
+            picked = await pick(session.conversation.sessions, session.id)
+            if picked is None:
+                return
+            session_id = picked.id
+            if picked.directory != str(session.directory):
+                say(
+                    f"Session {picked.id} was started in {picked.directory}: run it there "
+                    f"with `tui-agent -C {shlex.quote(picked.directory)} --resume "
+                    f"{picked.id}` (its tools would run in this folder here).",
+                    kind="markdown",
+                )
+                return
+        if session_id == session.id:
+            say(f"{session_id} is the session you are in.")
+            return
+        if not session.conversation.resume(session_id):
+            raise ValueError(f"no saved session {session_id!r} (see /sessions)")
+        title = session.conversation.title
+        say(
+            f"Resumed {session_id}"
+            + (f" ({title})" if title else "")
+            + f": {len(session.conversation)} messages."
+        )
+
+    @session.commands.register(
+        "rename", description="Name this session: /rename TITLE (shown by /resume and /sessions)"
+    )
+    def rename_command(args: str | None) -> None:
+        title = session.conversation.rename(args or "")
+        say(f"This session is now called: {title}")
 
     @session.commands.register(
         "theme",

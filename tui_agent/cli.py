@@ -43,7 +43,14 @@ def _add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=flag_default,
         help="resume the last session of this folder",
     )
-    group.add_argument("--resume", metavar="ID", default=default, help="resume a session by id")
+    group.add_argument(
+        "--resume",
+        metavar="ID",
+        nargs="?",
+        const="",  # no id: the app opens the picker of this folder's sessions
+        default=default,
+        help="resume a session by id; without one, pick it from a list",
+    )
     group.add_argument(
         "--trust",
         action="store_true",
@@ -164,6 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="overwrite files changed since that turn too"
     )
     _add_common(undoing, suppress=True)
+    listing = commands.add_parser("sessions", help="list the saved sessions of this folder")
+    listing.add_argument("--all", action="store_true", help="every folder's sessions")
+    listing.add_argument("--json", action="store_true", help="print them as JSON")
+    _add_common(listing, suppress=True)
     acp = commands.add_parser(
         "acp", help="serve an editor over stdio with the Agent Client Protocol (Zed, acpx)"
     )
@@ -549,6 +560,8 @@ def start_app(args: argparse.Namespace) -> int:
         print(f"tui-agent: not a folder: {folder}", file=sys.stderr)
         return 2
     session: Session | None = None
+    picking = args.resume == "" and not args.continue_  # no id: the picker opens once loaded
+    args.resume = args.resume or None
     if args.continue_ or args.resume:
         session = new_session(args, load=False)
         if not session.conversation.resume(args.resume):
@@ -568,42 +581,9 @@ def start_app(args: argparse.Namespace) -> int:
     def make_session() -> Session:  # called by the app right after its first frame
         return new_session(args, load=False)
 
-    return run_app(TuiAgentApp(make_session=make_session, directory=folder))
-
-
-def cmd_undo(session: Session, args: argparse.Namespace) -> int:
-    """Undo the last turn of a journaled session (this folder's last, or ``--session``):
-    the same as ``/undo`` in it, recorded in its journal (``--continue`` goes on without
-    the turn)."""
-    import asyncio
-
-    from .core.checkpoints.store import CheckpointError
-
-    if not (args.continue_ or args.resume) and not session.conversation.resume(args.session):
-        what = f"session {args.session}" if args.session else f"a session for {session.directory}"
-        print(f"tui-agent: could not find {what}", file=sys.stderr)
-        return 2
-
-    async def undo() -> int:
-        try:
-            done = await session.checkpoints.undo(force=args.force)
-        except CheckpointError as exc:
-            print(f"tui-agent: {exc}", file=sys.stderr)
-            return 1
-        finally:
-            await session.close()
-        files = "\n".join(f"  {path}" for path in done.files)
-        print(
-            f"Undid turn {done.turns[0]} of session {session.id}: "
-            + (f"{len(done.files)} file(s) restored:\n{files}" if done.files else "no file changes")
-        )
-        if done.note:
-            print(f"note: {done.note}")
-        if done.prompt:
-            print(f"Its prompt was: {done.prompt}")
-        return 0
-
-    return asyncio.run(undo())
+    app = TuiAgentApp(make_session=make_session, directory=folder)
+    app.start_line = "/resume" if picking else None
+    return run_app(app)
 
 
 def cmd_acp(args: argparse.Namespace) -> int:
@@ -655,6 +635,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a run must not go on without rules the user wrote (a deny dropped would let it run)
         print("tui-agent: not run: fix the config problem above first", file=sys.stderr)
         return 2
+    if args.resume == "":
+        print("tui-agent: --resume needs an id here (see `tui-agent sessions`)", file=sys.stderr)
+        return 2
     if args.continue_ or args.resume:
         if not session.conversation.resume(args.resume):
             what = f"session {args.resume}" if args.resume else f"a session for {session.directory}"
@@ -670,8 +653,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_agents(session, args)
     if args.command == "skills":
         return cmd_skills(session, args)
-    if args.command == "undo":
-        return cmd_undo(session, args)
+    if args.command in ("undo", "sessions"):
+        from .cli_sessions import cmd_sessions, cmd_undo
+
+        return (cmd_undo if args.command == "undo" else cmd_sessions)(session, args)
     if args.command == "run":
         from .headless import run_headless
 

@@ -80,6 +80,7 @@ class TuiAgentApp(SendingApp):
         self._turn_started: type | None = None  # the core's TurnStarted, once connected
         self._steered: type | None = None  # the core's Steered, once connected
         self._unheard: list[Note] = []  # notes said before the app listened (shown on load)
+        self.start_line: str | None = None  # run once loaded (`tui-agent --resume`: /resume)
         if session is not None:
             self._connect(session)
 
@@ -174,6 +175,9 @@ class TuiAgentApp(SendingApp):
         self.update_status()
         if session.workspace.needs_trust:
             self.ask_trust()
+        if self.start_line:
+            self.run_line(self.start_line)
+            self.start_line = None
 
     async def on_unmount(self) -> None:
         self.heap.thaw()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..core.protocol.approval import ApprovalRequest, Decision
@@ -72,6 +72,14 @@ class AppFrontend:
     def copy(self, text: str) -> None:
         self.app.copy_to_clipboard(text)
         self.app.say(copied(text))
+
+    async def pick_session(self, sessions: Any, current: str = "") -> Any:
+        """The session picker (``/resume`` with no id): ``sessions(everywhere)`` lists
+        them; the summary picked, or None."""
+        from .dialogs.sessions import ask_session
+
+        folder = str(getattr(self.app, "directory", ""))
+        return await ask_session(self.app, sessions, current, folder)  # type: ignore[arg-type]
 
     async def edit(self, path: Path) -> bool:
         """``path`` in the user's editor, the app stepping aside (``/memory N``); False,

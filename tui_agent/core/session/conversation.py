@@ -10,13 +10,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..conversation import journal as journal_module
-from ..conversation import mentions
+from ..conversation import mentions, titles
 from ..conversation.mentions import Expanded
 from ..conversation.steering import Steering
 from ..conversation.transcript import Transcript
 from ..protocol.events import ConversationReset, EventBus, UsageUpdate
-from ..protocol.messages import Message, openai_dict
+from ..protocol.messages import Message, UserMessage, openai_dict
 
 if TYPE_CHECKING:
     from ..conversation.budget import Budget
@@ -62,6 +61,7 @@ class SessionConversation(Transcript):
         # per-conversation state elsewhere: fn(source, journal) on clear ("clear", None)
         # and resume ("resume", the journal's path)
         self.on_reset: list[Callable[[str, Path | None], None]] = []
+        self._model_written = ""  # the model last recorded in this journal (titles.py)
 
     # -- the messages (SPEC: session.conversation) -------------------------------------------
 
@@ -125,6 +125,7 @@ class SessionConversation(Transcript):
         """Forget the conversation; later messages go to a new journal."""
         self.conversation.clear()
         self.id = new_session_id()
+        self._model_written = ""
         self.new_journal(self.id)
         self._reset("clear")
 
@@ -139,13 +140,48 @@ class SessionConversation(Transcript):
         if path is None:
             return False
         self.id = path.stem
+        self._model_written = ""
         super().resume(path)
         self._reset("resume", path)
         return True
 
-    def sessions(self) -> list[journal_module.SessionInfo]:
-        """Journaled sessions of this folder, newest first."""
-        return journal_module.list_sessions(self.directory)
+    def record(self, message: Mapping[str, Any]) -> Message:
+        """As ``Transcript.record``; before the first reply of a model (the first, or
+        another after ``/model``) a ``model`` record says which it is (``titles.py``)."""
+        typed = super().record(message)
+        if typed.role == "assistant":
+            provider = self._provider()
+            if provider.model and provider.model != self._model_written:
+                self._model_written = provider.model
+                self.journal.write_record(titles.model_record(provider.name, provider.model))
+        return typed
+
+    def sessions(self, everywhere: bool = False) -> list[titles.SessionSummary]:
+        """Journaled sessions of this folder (of every folder with ``everywhere``),
+        newest first: title, when, turns, model, size, the last exchange."""
+        return titles.list_summaries(None if everywhere else self.directory)
+
+    @property
+    def title(self) -> str:
+        """The name ``rename`` gave this conversation, else the start of its first
+        prompt ("" before one)."""
+        if self.journal.path.exists():
+            summary = titles.summarize(self.journal.path)
+            if summary is not None:
+                return summary.title
+        for message in self.held:
+            if isinstance(message, UserMessage) and message.origin == "prompt":
+                return titles.default_title(message.prompt)
+        return ""
+
+    def rename(self, title: str) -> str:
+        """Name this conversation ``title`` (one line, at most ``titles.RENAME_LENGTH``
+        characters; ValueError otherwise), recorded in its journal; returns the title."""
+        record = titles.title_record(title)
+        self.journal.write_record(record)
+        if self.journal.failed:
+            raise ValueError(f"could not write the title to {self.journal.path}")
+        return str(record["title"])
 
     def _reset(self, source: str, path: Path | None = None) -> None:
         for fn in self.on_reset:
