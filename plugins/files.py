@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import tui_agent
-from tui_agent import search
+from tui_agent import images, search
 from tui_agent.edits import Edit, EditError, apply_edits, unified_diff
 
 READ_LIMIT = 2000
@@ -60,6 +60,36 @@ def files(session: tui_agent.Session) -> None:
         close = difflib.get_close_matches(path.name, list(by_name), n=5, cutoff=0.5)
         return list(dict.fromkeys(by_name[c] for c in close))
 
+    def read_image(path: Path) -> dict[str, Any] | None:
+        """A PNG, JPEG, GIF or WebP file: its copy for a model that takes images (the
+        provider shows it after the tool results), a note for one that does not; None
+        when it is no image after all."""
+        with path.open("rb") as handle:
+            if images.sniff(handle.read(16)) is None:
+                return None
+        try:
+            prepared = images.read(path, shown(path))
+        except images.NotAnImage:
+            return None
+        except (images.ImageError, OSError) as exc:
+            return {"error": str(exc)}
+        about = f"{shown(path)}: {prepared.detail()}"
+        provider = session.provider
+        refused = getattr(provider, "images_refused", None)
+        if getattr(provider, "images", None) is False or refused:
+            model = getattr(provider, "model", "?")
+            why = refused or f'[models."{model}"] images = false'
+            return {
+                "path": shown(path),
+                "output": f"{about}. Not shown: model {model} does not take images ({why}).",
+            }
+        copy = images.save(prepared.data, prepared.kind)
+        return {
+            "path": shown(path),
+            "output": f"{about}. The image follows in the next message.",
+            "image": {"file": str(copy), "path": shown(path), "mime": prepared.mime},
+        }
+
     @toolbox.add(
         "read",
         read_only=True,
@@ -90,6 +120,9 @@ def files(session: tui_agent.Session) -> None:
             close = suggestions(path)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
             return {"error": f"file not found: {shown(path)}.{hint}"}
+        image = read_image(path)
+        if image is not None:
+            return image
         if is_binary(path):
             return {"error": f"{shown(path)} is a binary file; not reading it"}
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()

@@ -4,6 +4,10 @@ A crash mid-write leaves at most a torn last line, which reading skips. Settings
 so API keys) are never written: only the session header and the chat messages, each as
 its dict (``messages.record_dict``; ``Transcript.resume`` types them again).
 
+An image a user message carries (``@shot.png``) is written as a reference to its copy in
+``<sessions folder>/images/`` (``images.to_journal``), read back as the image (a journal
+with a 5 MB screenshot in it stays a few KB).
+
 Format ``VERSION`` 2 (the header's ``"version"``): a user message says where it came from
 (``"origin"``, always written; see ``messages.ORIGINS``). Journals written before (no
 ``"version"``) still resume: reading gives each of their user messages its origin from
@@ -22,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from .. import images
 from ..protocol.messages import (
     CONTEXT_CLOSE,
     CONTEXT_OPEN,
@@ -181,7 +186,13 @@ def written(message: Mapping[str, Any]) -> dict[str, Any]:
     own when nothing is added), a user message with its ``"origin"`` even when it is the
     default ``"prompt"`` (a user message without one was written before origins)."""
     data = record_dict(message)
-    if data.get("role") == "user" and "origin" not in data:
+    if data.get("role") != "user":
+        return data
+    content = data.get("content")
+    if isinstance(content, list) and any(images.is_image_part(part) for part in content):
+        parts = [images.to_journal(p) if images.is_image_part(p) else p for p in content]
+        data = {**data, "content": parts}  # the images by reference: a journal stays small
+    if "origin" not in data:
         return {**data, "origin": "prompt"}
     return data
 
@@ -192,11 +203,21 @@ def read_message(data: dict[str, Any]) -> dict[str, Any]:
     written before origins classified (``classify_legacy``). Changed in place."""
     if data.get("role") != "user":
         return data
+    content = data.get("content")
+    if isinstance(content, list):
+        data["content"] = [_image_read(part) for part in content]
     if "origin" not in data:
         data.update(classify_legacy(data.get("content")))
     if data.get("origin") == "prompt":
         del data["origin"]
     return data
+
+
+def _image_read(part: Any) -> Any:
+    """A journaled part as the conversation holds it: an image's reference read back."""
+    if isinstance(part, dict) and part.get("type") == "image_file":
+        return images.from_journal(part)
+    return part
 
 
 def classify_legacy(content: Any) -> dict[str, Any]:

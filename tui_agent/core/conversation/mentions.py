@@ -31,10 +31,11 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from .. import images
 from ..engines.project_files import SKIP_DIRS, git_files, in_git
 from ..protocol.messages import UserText
 
@@ -68,11 +69,15 @@ class MentionError(ValueError):
 class Attachment:
     """One attached path: ``path`` as shown (relative to the session's folder, folders end
     in ``/``), ``kind`` "file" or "folder", and ``detail`` (its size, and whether it was
-    cut or left out: "120 lines", "binary, 3 KB: content not included")."""
+    cut or left out: "120 lines", "binary, 3 KB: content not included"). A PNG, JPEG, GIF
+    or WebP file is an ``"image"``: its ``image`` part goes with the message (scaled down
+    when large: ``images.prepare``), its ``detail`` says its size ("image, PNG
+    3840×2160, 5.2 MB; sent as 1568×882")."""
 
     path: str
-    kind: Literal["file", "folder"]
+    kind: Literal["file", "folder", "image"]
     detail: str
+    image: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -207,12 +212,29 @@ def _block(header: str, body: str, info: str = "") -> str:
     return f"{header}\n{fence}{info}\n{body}{ending}{fence}"
 
 
+def attach_image(path: Path, shown: str) -> tuple[Attachment, str] | None:
+    """The attachment for an image and its header line (the image goes as a part of its
+    own); None when it is no image after all (a damaged header: a binary file).
+    ``MentionError`` when it cannot be sent (too large)."""
+    try:
+        prepared = images.read(path, shown)
+    except images.NotAnImage:
+        return None
+    except images.ImageError as exc:
+        raise MentionError(f"@{exc} Nothing was sent.") from None
+    attachment = Attachment(shown, "image", prepared.detail(), images.image_part(prepared))
+    return attachment, f"Attached image: {attachment.label}"
+
+
 def attach_file(path: Path, shown: str) -> tuple[Attachment, str]:
     """The attachment for a file and its block: the text up to ``MAX_LINES`` lines and
-    ``MAX_BYTES`` (cut at a line's end, and said so), or a note for a binary file."""
+    ``MAX_BYTES`` (cut at a line's end, and said so), or a note for a binary file; an
+    image (by its first bytes) is ``attach_image``'s."""
     size = path.stat().st_size
     with path.open("rb") as handle:
         data = handle.read(MAX_BYTES + 1)
+    if images.sniff(data[:16]) is not None and (image := attach_image(path, shown)):
+        return image
     if b"\0" in data[:BINARY_PROBE]:
         attachment = Attachment(shown, "file", f"binary, {_size(size)}: content not included")
         return attachment, f"Attached file: {attachment.label}"
@@ -341,7 +363,10 @@ def expand(prompt: str, directory: Path, worktree: Path) -> Expanded:
     if not attachments:
         return Expanded(prompt, prompt)
     labels = [attachment.label for attachment in attachments]
-    content = UserText("\n\n".join([prompt, *blocks]), prompt=prompt, attachments=labels)
+    parts = [attachment.image for attachment in attachments if attachment.image is not None]
+    meta: dict[str, Any] = {"images": parts} if parts else {}
+    text = "\n\n".join([prompt, *blocks])
+    content = UserText(text, prompt=prompt, attachments=labels, **meta)
     return Expanded(prompt, content, tuple(attachments))
 
 

@@ -185,7 +185,9 @@ class UserText(str):
     ``mentions.expand``, the prompt functions (``Moments.submitted``) and
     ``user_shell.message`` give. To all code it is the text; ``UserMessage(text)`` keeps
     its ``meta`` (the ``USER_KEYS`` of the message to make), so what passes it on as text
-    (the session's turn, steering, events) loses nothing."""
+    (the session's turn, steering, events) loses nothing. ``meta["images"]``: the OpenAI
+    ``image_url`` parts attached (``@shot.png``); the message's content is then a list,
+    the text part first, the images after it."""
 
     meta: dict[str, Any]
 
@@ -208,6 +210,11 @@ class UserText(str):
     @property
     def attachments(self) -> tuple[str, ...]:
         return tuple(self.meta.get("attachments") or ())
+
+    @property
+    def images(self) -> tuple[dict[str, Any], ...]:
+        """The ``image_url`` parts attached (``@shot.png``), in order."""
+        return tuple(self.meta.get("images") or ())
 
 
 class UserMessage(Message):
@@ -232,7 +239,9 @@ class UserMessage(Message):
         **extra: Any,
     ) -> None:
         meta: dict[str, Any] = dict(text.meta) if isinstance(text, UserText) else {}
-        content = str(text) if isinstance(text, str) else _copy(text)
+        content: str | list[Any] = str(text) if isinstance(text, str) else _copy(text)
+        if isinstance(content, str) and meta.get("images"):  # the ``@shot.png`` attached
+            content = [{"type": "text", "text": content}, *_copy(meta["images"])]
         self._data = {"role": self.ROLE, "content": content}
         if origin is not None:
             meta["origin"] = origin

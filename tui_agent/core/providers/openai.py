@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..protocol.messages import openai_dict
-from . import window_memory
+from . import image_parts, window_memory
 from .base import ProviderError, StreamEvent
 from .chunks import ReplyReader, ShapeError, StreamErrorChunk
 from .window import (
@@ -113,6 +113,8 @@ class OpenAIProvider:
         self.window_settled = False  # context_window(): False until an answer is kept
         self._window_lock = asyncio.Lock()
         self._ollama_entry: dict[str, Any] | None = None  # an Ollama model not loaded yet
+        self.images = image_parts.takes_images(settings, self.model)  # [models."X"] images
+        self.images_refused: str | None = None  # why the server refused them this session
 
     @property
     def where(self) -> str:
@@ -177,10 +179,12 @@ class OpenAIProvider:
 
         client = self._get_client()
         try:
-            sent = {key: value for key, value in kwargs.items() if key != "_scrubbed"}
+            sent = {key: value for key, value in kwargs.items() if not key.startswith("_")}
             manager = client.chat.completions.with_streaming_response.create(**sent)
             return await stack.enter_async_context(manager)
         except openai.BadRequestError as exc:
+            if kwargs.get("_images") and self.images is None:
+                raise self._refused_images(exc) from None
             if "stream_options" in kwargs and "stream_options" in str(exc):
                 self._include_usage = False
                 kwargs.pop("stream_options")
@@ -274,6 +278,7 @@ class OpenAIProvider:
         ``[DONE]`` (which servers write only after the last chunk; a cut connection cannot
         produce it). Anything else raises: its tool calls are never handed on."""
         wire = [openai_dict(message) for message in messages]  # the typed messages' dicts
+        wire = image_parts.prepare_wire(wire, self._why_no_images())
         # messages and tools go in ``extra_body``, sent as they are: given as parameters,
         # the client walks every message and every field against its TypedDicts first, a
         # cost that grows with the conversation (~20 ms a request at 250 messages), and
@@ -289,6 +294,8 @@ class OpenAIProvider:
         }
         if self._include_usage:
             kwargs["stream_options"] = {"include_usage": True}
+        if self.images is None and self.images_refused is None:
+            kwargs["_images"] = image_parts.has_images(wire)
         reader = ReplyReader()
         async with contextlib.AsyncExitStack() as stack:
             response = await self._open(stack, kwargs)
@@ -341,6 +348,27 @@ class OpenAIProvider:
                 )
         for event in reader.end():
             yield event
+
+    def _why_no_images(self) -> str | None:
+        """Why this request's images are left out, or None when they are sent."""
+        if self.images is False:
+            return f'this model does not take images ([models."{self.model}"] images = false)'
+        return self.images_refused
+
+    def _refused_images(self, exc: Any) -> ProviderError:
+        """A request with images answered HTTP 400: the images are taken for the cause
+        (a model that takes them accepts a request a text model would), left out from
+        now on, and the request goes again at once (``retryable``, no delay). If the
+        400 had another cause, the next request says it."""
+        self.images_refused = f"the server at {self.where} refused images"
+        return ProviderError(
+            f"the server at {self.where} refused the request with images (HTTP 400: "
+            f"{_detail(exc)}). Model {self.model!r} may not take images: this session sends "
+            f'it none from now on, and the turn goes on without them. Set [models."{self.model}"] '
+            "images = false to say so for good (true to always send them).",
+            retryable=True,
+            retry_after=0.0,
+        )
 
     def _cut(
         self,
