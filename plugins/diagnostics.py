@@ -32,7 +32,7 @@ def diagnostics(session: tui_agent.Session) -> None:
         session.output.say(f"config: {problem}", kind="error")
     servers = Servers(settings, session.workspace.project)
     session.extensions.kept("lsp", Holder).servers = servers
-    session.on("close", servers.close)  # a reload stops them before the next setup
+    session.on("close", servers.closing)  # a reload stops them before the next setup
     old_texts: dict[int, str | None] = {}
 
     def resolve(path: Any) -> Path:
@@ -84,6 +84,7 @@ def diagnostics(session: tui_agent.Session) -> None:
             "for every file open in one (no path)."
         ),
         params={"path": {"type": "string", "description": "File to check (optional)"}},
+        read_only=True,  # changes no file; the server it may start is the user's program
     )
     async def diagnostics_tool(args: dict[str, Any]) -> dict[str, Any]:
         if args.get("path"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -187,6 +188,14 @@ class Servers:
                 state = "not started"
             rows.append((spec.name, "", state, " ".join(spec.extensions)))
         return rows
+
+    def closing(self) -> Awaitable[None] | None:
+        """For ``session.on("close")``: nothing to await when no server ever started, so
+        a reload stays synchronous (it runs to the end at once)."""
+        if self.running or self._starting:
+            return self.close()
+        self.closed = True
+        return None
 
     async def close(self) -> None:
         """Stop every server (a reload's close too): no process is left."""
