@@ -84,7 +84,6 @@ def diagnostics(session: tui_agent.Session) -> None:
             "for every file open in one (no path)."
         ),
         params={"path": {"type": "string", "description": "File to check (optional)"}},
-        read_only=True,  # changes no file; the server it may start is the user's program
     )
     async def diagnostics_tool(args: dict[str, Any]) -> dict[str, Any]:
         if args.get("path"):
