@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the core is imported after the first frame (see TuiAgentApp
     from ..core.session.session import Session
     from .event_handlers import Handler
     from .prompt import PromptArea
+    from .search import SearchBar
     from .todo_view import TodoView
     from .tools_panel import ToolsPanel
 
@@ -44,6 +45,7 @@ class TuiAgentApp(SendingApp):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+t", "toggle_tools", "Tools", id="app.tools"),
         Binding("ctrl+o", "toggle_todo", "Todo", show=False, id="app.todo"),
+        Binding("ctrl+f", "search", "Find", show=False, id="app.search"),
         # priority: the prompt (a TextArea) would take Shift+Tab; dialogs keep it (check_action)
         Binding("shift+tab", "cycle_mode", "Mode", priority=True, id="app.mode"),
         # while a turn runs: Ctrl+S (Ctrl+Enter where the terminal tells it from Enter; in
@@ -81,6 +83,7 @@ class TuiAgentApp(SendingApp):
         self._steered: type | None = None  # the core's Steered, once connected
         self._unheard: list[Note] = []  # notes said before the app listened (shown on load)
         self.start_line: str | None = None  # run once loaded (`tui-agent --resume`: /resume)
+        self._search: SearchBar | None = None  # Ctrl+F: mounted above the prompt when first used
         if session is not None:
             self._connect(session)
 
@@ -340,6 +343,17 @@ class TuiAgentApp(SendingApp):
             await self.mount(self._todo, before=self._queue_view or self._prompt_box)
         if self._todo is not None:
             self._todo.show(summary, items)
+
+    async def action_search(self) -> None:
+        """Ctrl+F: the search bar above the prompt (``search.py``); not from a dialog."""
+        if len(self.screen_stack) > 1:
+            return
+        if self._search is None:
+            from .search import SearchBar  # the first frame goes without it
+
+            self._search = SearchBar(self.chat, lambda: self._prompt_box.focus(), id="search")
+            await self.mount(self._search, before=self._prompt_box)
+        self._search.open()
 
     def action_toggle_todo(self) -> None:
         if self._todo is not None:

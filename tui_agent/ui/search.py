@@ -1,0 +1,387 @@
+"""Ctrl+F: search the conversation in the chat. A bar above the prompt takes the words;
+every block that holds them (a prompt, a reply, thinking, a tool call's arguments or its
+result, folded or not, a subagent's run, a ``!command``) is marked, the current match is
+selected in its text and scrolled to, and what folds it away opens (the chat's fold, a
+tool call's ``▶ result``, thinking, a task block). A search starts at the newest match;
+Enter or n goes to the one above it (older), Shift+Enter or N back down; Esc closes the
+bar and takes the marks away.
+
+A resumed conversation shows its newest messages first: the bar counts the matches in
+the messages not drawn yet, and going back past the first match drawn draws the earlier
+messages (a screenful at a time, as scrolling up does) until one holds a match.
+
+Imported when Ctrl+F is first pressed (after the first frame); it needs nothing of the
+core, only the chat and its blocks."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.geometry import Offset
+from textual.selection import Selection
+from textual.widget import Widget
+from textual.widgets import Input, Label, Static
+
+from .blocks.message import Note, UserMessage
+from .chat import FoldSpacer, HiddenNote
+
+if TYPE_CHECKING:
+    from .chat import ChatView
+
+Reveal = Callable[[], Awaitable[None]]
+
+
+@dataclass
+class Part:
+    """Searchable text of a block: ``text``; ``reveal`` opens what hides it (a folded
+    result); ``leaf`` the widget whose text shows it (found after ``reveal`` when None)."""
+
+    block: Widget
+    text: str
+    reveal: Reveal | None = None
+    leaf: Callable[[], Widget | None] | None = None
+
+
+@dataclass
+class Match:
+    part: Part
+    start: int  # in part.text
+    end: int
+
+
+def _plain(widget: Widget) -> str:
+    """The text a Static shows (its content as a string, Content or Rich Text)."""
+    content = getattr(widget, "content", None)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, (Content, Text)):
+        return content.plain
+    return ""
+
+
+def _pretty(value: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def parts_of(block: Widget) -> list[Part]:
+    """What a chat block holds that a search looks in (see the module's docstring)."""
+    from .blocks.markdown import NoteMarkdown, ReplyMarkdown
+    from .blocks.shell import ShellBlock
+    from .blocks.task import TaskBlock
+    from .blocks.thinking import Thinking
+    from .blocks.tool_call import ResultFold, ToolCallBlock
+
+    if isinstance(block, (UserMessage, Note)):
+        return [Part(block, _plain(block), leaf=lambda: block)]
+    if isinstance(block, (ReplyMarkdown, NoteMarkdown)):
+        return [Part(block, block.source)]
+    if isinstance(block, Thinking):
+
+        async def open_thinking() -> None:
+            block.collapsed = False
+
+        return [Part(block, block.text, open_thinking, lambda: block.body)]
+    if isinstance(block, ToolCallBlock):
+        found = [Part(block, f"{block.tool_name} {block._args_text()}", leaf=lambda: block.header)]
+        result = block.result
+        if result is not None:
+            folds = list(block.query(ResultFold).results(ResultFold))
+            fold = folds[0] if folds else None
+
+            async def open_result() -> None:
+                if fold is not None and fold.collapsed:
+                    await fold.toggle()
+
+            found.append(
+                Part(block, _pretty(result.to_dict()), open_result, lambda: fold and fold.body)
+            )
+        return found
+    if isinstance(block, TaskBlock):
+
+        async def open_task() -> None:
+            if block.collapsed:
+                block.toggle()
+
+        text = "\n".join([block.description, *(row.plain for row in block.rows())])
+        return [Part(block, text, open_task)]
+    if isinstance(block, ShellBlock):
+        return [Part(block, f"{block.command}\n{block.text}")]
+    return []
+
+
+def find(parts: list[Part], query: str) -> list[Match]:
+    """Every place ``query`` is in ``parts`` (case ignored), in order."""
+    if not query:
+        return []
+    pattern = re.compile(re.escape(query), re.IGNORECASE)
+    return [Match(part, m.start(), m.end()) for part in parts for m in pattern.finditer(part.text)]
+
+
+def _leaf_selection(root: Widget, query: str, nth: int) -> tuple[Widget, Selection] | None:
+    """The ``nth`` occurrence of ``query`` among the texts ``root`` shows (itself and its
+    Static descendants, in order), as a selection in that widget's text."""
+    pattern = re.compile(re.escape(query), re.IGNORECASE)
+    widgets = [root, *root.query(Static)] if isinstance(root, Static) else [*root.query(Static)]
+    seen = 0
+    for widget in widgets:
+        if not widget.display:
+            continue
+        text = _plain(widget)
+        for found in pattern.finditer(text):
+            if seen == nth:
+                line = text.count("\n", 0, found.start())
+                column = found.start() - (text.rfind("\n", 0, found.start()) + 1)
+                end = column + (found.end() - found.start())
+                return widget, Selection(Offset(column, line), Offset(end, line))
+            seen += 1
+    return None
+
+
+class SearchBar(Horizontal, can_focus=True):
+    """The search bar (``Ctrl+F``): the words, the count, the keys."""
+
+    SCOPED_CSS = False  # it marks the chat's blocks: .search-hit, .search-current
+    DEFAULT_CSS = """
+    SearchBar {
+        height: 1; background: $boost; padding: 0 1; display: none;
+    }
+    SearchBar.open { display: block; }
+    SearchBar > Input {
+        border: none; height: 1; width: 1fr; padding: 0 1;
+        &:focus { border: none; }
+    }
+    SearchBar > #search-count { width: auto; padding: 0 1; color: $text-muted; }
+    SearchBar > #search-keys { width: auto; color: $text-muted; }
+    SearchBar:focus > #search-count { color: $text; text-style: bold; }
+    .search-hit { background: $warning 12%; }
+    .search-current { background: $warning 25%; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close search", id="search.close"),
+        Binding("enter,n", "next", "Older match", id="search.next"),
+        Binding("shift+enter,N", "previous", "Newer match", id="search.previous"),
+        Binding("ctrl+f,slash", "edit", "Edit search", show=False, id="search.edit"),
+    ]
+
+    def __init__(self, chat: ChatView, on_close: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.chat = chat
+        self.on_close = on_close
+        self.matches: list[Match] = []
+        self.current = -1
+        self.earlier = 0  # matches in the messages the chat has not drawn yet
+        self._marked: list[Widget] = []
+        self._query = ""
+
+    def compose(self) -> ComposeResult:
+        yield Label("find", id="search-label")
+        yield Input(placeholder="search the conversation", id="search-input")
+        yield Label("", id="search-count", markup=False)
+        yield Label("Enter/n older · Shift+Enter/N newer · Esc close", id="search-keys")
+
+    @property
+    def input(self) -> Input:
+        return self.query_one("#search-input", Input)
+
+    def open(self) -> None:
+        self.add_class("open")
+        self.input.focus()
+        if self.input.value:
+            self.search(self.input.value, keep=True)
+
+    def action_edit(self) -> None:
+        self.input.focus()
+
+    def action_close(self) -> None:
+        self.remove_class("open")
+        self._unmark()
+        self.screen.selections = {}
+        self.matches = []
+        self.current = -1
+        self.on_close()
+
+    # -- finding ------------------------------------------------------------------------------
+
+    def _blocks(self) -> list[Widget]:
+        return [w for w in self.chat.children if not isinstance(w, (HiddenNote, FoldSpacer))]
+
+    def search(self, query: str, keep: bool = False) -> None:
+        """Find ``query`` in every block; go to the newest match at or above the view
+        (the last one when the view is at the bottom)."""
+        self._query = query
+        parts = [part for block in self._blocks() for part in parts_of(block)]
+        before = (
+            self.matches[self.current] if keep and 0 <= self.current < len(self.matches) else None
+        )
+        self.matches = find(parts, query)
+        self.earlier = self._count_earlier(query)
+        self._unmark()
+        for block in dict.fromkeys(match.part.block for match in self.matches):
+            block.add_class("search-hit")
+            self._marked.append(block)
+        if not self.matches:
+            self.current = -1
+            self.screen.selections = {}
+            self._show_count()
+            return
+        if before is not None:
+            same = [i for i, m in enumerate(self.matches) if m.part.block is before.part.block]
+            self.current = same[0] if same else len(self.matches) - 1
+        else:
+            self.current = len(self.matches) - 1  # the newest: the chat shows the bottom
+        self.go(self.current)
+
+    def _count_earlier(self, query: str) -> int:
+        """Matches in the messages above the oldest block drawn (a resumed conversation's
+        ``older``), by the messages' text, arguments and results."""
+        older: Any = self.chat.older
+        if older is None or not query:
+            return 0
+        conversation = getattr(older, "conversation", None)
+        first = getattr(older, "first", None)
+        if conversation is None:
+            return 0
+        held = list(conversation.held)
+        index = next((i for i in range(len(held) - 1, -1, -1) if held[i] is first), None)
+        above = held[:index] if index is not None else []
+        pattern = re.compile(re.escape(query), re.IGNORECASE)
+        count = 0
+        for message in above:
+            text = str(getattr(message, "text", "") or "")
+            for call in getattr(message, "calls", ()) or ():
+                text += f"\n{call.name} {call.arguments}"
+            result = getattr(message, "result", None)
+            if result is not None:
+                text += "\n" + _pretty(result.to_dict())
+            count += len(pattern.findall(text))
+        return count
+
+    def _unmark(self) -> None:
+        for block in self._marked:
+            block.remove_class("search-hit")
+            block.remove_class("search-current")
+        self._marked = []
+
+    def _show_count(self) -> None:
+        count = self.query_one("#search-count", Label)
+        if not self._query:
+            count.update("")
+        elif not self.matches:
+            count.update("no match" + (f" · {self.earlier} earlier: N" if self.earlier else ""))
+        else:
+            text = f"{self.current + 1} of {len(self.matches)}"
+            if self.earlier:
+                text += f" · {self.earlier} earlier"
+            count.update(text)
+
+    # -- moving -------------------------------------------------------------------------------
+
+    def go(self, index: int) -> None:
+        self.current = index
+        self._show_count()
+        self.run_worker(self._go(index), group="search", exclusive=True, exit_on_error=False)
+
+    async def _go(self, index: int) -> None:
+        match = self.matches[index]
+        block = match.part.block
+        for marked in self._marked:
+            marked.set_class(marked is block, "search-current")
+        if self.chat.folded:
+            self.chat.unfold()  # what is folded away at the top has no place to scroll to
+        if match.part.reveal is not None:
+            await match.part.reveal()
+        await asyncio.sleep(0)
+        self.call_after_refresh(self._select, match)
+
+    def _select(self, match: Match, rounds: int = 20) -> None:
+        """Select the match in the text that shows it, and bring it into view (once what
+        was opened for it is laid out)."""
+        part = match.part
+        nth = len(re.findall(re.escape(self._query), part.text[: match.start], re.IGNORECASE))
+        root = part.leaf() if part.leaf is not None else part.block
+        widget: Widget = root if root is not None else part.block
+        if rounds > 0 and not widget.virtual_region.height:
+            self.call_after_refresh(self._select, match, rounds - 1)
+            return
+        found = _leaf_selection(widget, self._query, nth) if root is not None else None
+        self.screen.selections = {found[0]: found[1]} if found is not None else {}
+        if found is not None:
+            widget = found[0]
+            line = found[1].start.y if found[1].start is not None else 0
+        else:  # a text drawn otherwise (a result's JSON): its line, about
+            line = part.text.count("\n", 0, match.start) if root is not None else 0
+        self.chat.scroll_to_center(widget, animate=False, immediate=True)
+        if line:  # a tall text: its line to the middle of the chat, once it is on screen
+            self.call_after_refresh(self._to_line, widget, line)
+
+    def _to_line(self, widget: Widget, line: int) -> None:
+        region, chat = widget.region, self.chat.content_region
+        if not region.height:
+            return
+        y = region.y + min(line, region.height - 1)
+        middle = chat.y + chat.height // 2
+        self.chat.scroll_to(
+            y=max(self.chat.scroll_y + y - middle, 0), animate=False, immediate=True
+        )
+
+    def action_next(self) -> None:
+        """The match before the one shown: up the chat, back in time (a search starts at
+        the newest); past the first drawn, the earlier messages are drawn."""
+        self.focus()
+        if self.current <= 0 and self.earlier and self.chat.older is not None:
+            self.run_worker(self._load_earlier(), group="search", exclusive=True)
+        elif self.matches:
+            self.go((self.current - 1) % len(self.matches))
+
+    def action_previous(self) -> None:
+        """The match after the one shown: down the chat."""
+        self.focus()
+        if self.matches:
+            self.go((self.current + 1) % len(self.matches))
+
+    async def _load_earlier(self) -> None:
+        """Draw earlier messages until the first block drawn holds a match (or nothing
+        is left above), then go to the last match among them."""
+        first = self.matches[0].part.block if self.matches else None
+        for _ in range(200):
+            if self.chat.older is None:
+                break
+            count = len(self._blocks())
+            self.chat.load_older()
+            for _ in range(100):
+                await asyncio.sleep(0.02)
+                if len(self._blocks()) != count or self.chat.older is None:
+                    break
+            self.search(self._query, keep=False)
+            index = next(
+                (i for i, m in enumerate(self.matches) if m.part.block is first), len(self.matches)
+            )
+            if index > 0:
+                self.go(index - 1)
+                return
+        if self.matches:
+            self.go(len(self.matches) - 1)
+
+    # -- input --------------------------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.search(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_next()
