@@ -1,0 +1,192 @@
+"""Issue 35: sessions as a person finds them again (core/conversation/titles.py): a title
+(the first prompt's start, or the name /rename gave), turns, the model, the journal's
+size, the last exchange; this folder's or every folder's. Real sessions against the
+testing kit's fake server, real journals."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tui_agent import create_session
+from tui_agent.core.conversation import titles
+from tui_agent.core.conversation.journal import sessions_dir
+from tui_agent.testing import Call, FakeOpenAI, Reply
+
+
+@pytest.mark.parametrize(
+    ("prompt", "title"),
+    [
+        ("fix the login bug", "fix the login bug"),
+        ("\n\n  fix it  \nthen the tests", "fix it"),
+        (
+            "explain the retry logic of the HTTP client and suggest a simpler design for it",
+            "explain the retry logic of the HTTP client and suggest a…",
+        ),
+        ("x" * 100, "x" * 60 + "…"),  # no space to cut at: cut at 60
+        ("", ""),
+    ],
+)
+def test_a_title_is_the_first_line_of_the_prompt_cut_at_a_word(prompt: str, title: str) -> None:
+    assert titles.default_title(prompt) == title
+
+
+@pytest.mark.parametrize(
+    ("given", "error"),
+    [("", "needs some text"), ("   \n ", "needs some text"), ("x" * 121, "at most 120")],
+)
+def test_a_title_given_must_be_one_line_of_some_text(given: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        titles.clean_title(given)
+    assert titles.clean_title("  my \n  work ") == "my work"
+
+
+async def test_a_session_lists_its_title_turns_model_size_and_last_exchange(
+    project: Path,
+) -> None:
+    script = [
+        Reply("I will look.", calls=[Call("list", {})]),
+        Reply("There are no files yet."),
+        Reply("Then write one: **main.py**."),
+    ]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        await session.turn("what is in this project?\nlook closely")
+        await session.turn("what should I do next?")
+        await session.close()
+    [found] = session.conversation.sessions()
+    assert found.id == session.id
+    assert found.title == "what is in this project?"
+    assert not found.named
+    assert found.turns == 2
+    assert found.messages == len(session.conversation.messages) == 6
+    assert found.model == "fake-model"
+    assert found.size == session.conversation.journal.path.stat().st_size > 0
+    assert found.directory == str(project)
+    assert found.last_prompt == "what should I do next?"
+    assert found.last_reply == "Then write one: **main.py**."
+    assert found.first_prompt == "what is in this project?\nlook closely"
+    assert found.as_data()["model"] == "fake-model"
+    json.dumps(found.as_data())  # tui-agent sessions --json prints it
+
+
+async def test_the_model_listed_is_the_last_one_the_session_talked_to(project: Path) -> None:
+    async with FakeOpenAI([Reply("one"), Reply("two")]) as server:
+        session = create_session(project, base_url=server.base_url, model="first-model")
+        await session.turn("hello")
+        session.extensions.set_model(model="second-model")
+        await session.turn("again")
+        await session.close()
+    records = [
+        json.loads(line)
+        for line in session.conversation.journal.path.read_text().split("\n")
+        if line
+    ]
+    assert [r["model"] for r in records if r["type"] == "model"] == ["first-model", "second-model"]
+    assert session.conversation.sessions()[0].model == "second-model"
+
+
+async def test_rename_names_the_session_in_its_journal_and_it_survives_a_resume(
+    project: Path,
+) -> None:
+    session = create_session(project)
+    await session.turn("a long prompt about the parser")
+    assert session.conversation.title == "a long prompt about the parser"
+    assert session.conversation.rename("  parser   work ") == "parser work"
+    assert session.conversation.title == "parser work"
+    [found] = session.conversation.sessions()
+    assert (found.title, found.named) == ("parser work", True)
+    with pytest.raises(ValueError, match="needs some text"):
+        session.conversation.rename(" ")
+    assert session.conversation.title == "parser work"  # nothing written for a bad title
+
+    later = create_session(project)
+    assert later.conversation.resume(session.id)
+    assert later.conversation.title == "parser work"
+    assert later.conversation.rename("second name") == "second name"
+    assert session.conversation.sessions()[0].title == "second name"  # the last one wins
+    assert later.conversation.messages == session.conversation.messages  # records are not messages
+
+
+async def test_a_fresh_session_can_be_named_before_its_first_prompt(project: Path) -> None:
+    session = create_session(project)
+    assert session.conversation.title == ""
+    session.conversation.rename("later work")
+    [found] = session.conversation.sessions()
+    assert (found.title, found.turns, found.messages) == ("later work", 0, 0)
+
+
+async def test_this_folders_sessions_or_every_folders_newest_first(
+    project: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    made = []
+    for folder, prompt in [
+        (project, "first here"),
+        (other, "over there"),
+        (project, "second here"),
+    ]:
+        session = create_session(folder)
+        await session.turn(prompt)
+        made.append(session)
+    for age, session in enumerate(reversed(made)):  # mtimes a minute apart, the last newest
+        path = session.conversation.journal.path
+        os.utime(path, (path.stat().st_mtime - 60 * age,) * 2)
+    here = made[0].conversation.sessions()
+    assert [s.title for s in here] == ["second here", "first here"]
+    everywhere = made[0].conversation.sessions(everywhere=True)
+    assert [s.title for s in everywhere] == ["second here", "over there", "first here"]
+    assert everywhere[1].directory == str(other)
+
+
+async def test_damaged_and_foreign_files_are_left_out_or_read_as_far_as_they_go(
+    project: Path,
+) -> None:
+    session = create_session(project)
+    await session.turn("still listed")
+    folder = sessions_dir()
+    (folder / "notes.jsonl").write_text('{"not": "a journal"}\n')
+    (folder / "empty.jsonl").write_text("")
+    (folder / "binary.jsonl").write_bytes(b"\xff\xfe\x00garbage")
+    with session.conversation.journal.path.open("a") as handle:
+        handle.write('{"type": "message", "message": {"role": "user", "con')  # torn by a crash
+    [found] = session.conversation.sessions()
+    assert (found.title, found.turns) == ("still listed", 1)
+
+
+@pytest.mark.parametrize(
+    ("query", "kept"),
+    [
+        ("", True),
+        ("PARSER", True),
+        ("parser fake", True),  # every word, anywhere: the title and the model
+        ("parser missing", False),
+        ("deep in the second prompt", True),
+    ],
+)
+async def test_a_filter_looks_in_the_title_prompts_id_model_and_folder(
+    project: Path, query: str, kept: bool
+) -> None:
+    async with FakeOpenAI([Reply("ok"), Reply("ok")]) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        await session.turn("the parser breaks")
+        await session.turn("it fails deep in the second prompt")
+        await session.close()
+    [found] = session.conversation.sessions()
+    assert found.matches(query) is kept
+    assert found.matches(session.id[-6:]) and found.matches(project.name)
+
+
+def test_a_summary_is_read_again_only_when_the_journal_changed(project: Path) -> None:
+    session = create_session(project)
+    session.conversation.rename("one")
+    path = session.conversation.journal.path
+    first = titles.summarize(path)
+    assert titles.summarize(path) is first  # kept: the same size and time
+    session.conversation.rename("two")
+    again = titles.summarize(path)
+    assert again is not first and again is not None and again.title == "two"
