@@ -148,8 +148,15 @@ class Printer:
 
     def _call_finished(self, event: ev.ToolCallFinished) -> None:
         mark = "✔" if event.result.ok else f"✖ {event.result.error}"
+        diagnostics = ""
+        if "diagnostics" in event.result:  # a language server's word on an edit (plugins/lsp.py)
+            from .core.lsp.problems import result_mark
+
+            shown = result_mark(event.result)
+            diagnostics = f" {shown[0]}" if shown else ""
         self._err(
             f"{self._by(event.agent, event.parent)}{mark} {event.name} ({event.elapsed:.2f}s)"
+            f"{diagnostics}"
         )
 
     @staticmethod
