@@ -1,4 +1,4 @@
-"""Issue 34: language servers' diagnostics after edits (plugins/diagnostics.py), with the
+"""Issue 34: language servers' diagnostics after edits (plugins/lsp.py), with the
 real python-lsp-server (pylsp, the test extra) on a real project folder: this project's
 own ``pyproject.toml`` and one of its modules, copied into the test's folder. The servers
 that fail are real processes too: a missing command, one that exits at once, one that

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..core.tools.toolbox import Toolbox
 
 LAST_WIDTH = 20  # cells of an error in the table's Last column (the detail line has it all)
-ALIASES_WIDTH = 16  # cells of the Aliases column: todo's four would crowd it out (detail line)
+ALIASES_WIDTH = 13  # cells of the Aliases column: todo's four would crowd it out (detail line)
 
 
 def _last(result: Any, width: int | None = LAST_WIDTH) -> Text:
@@ -156,6 +156,7 @@ class ToolsPanel(Vertical):
     ToolsPanel #tool-detail { color: $text-muted; }
     ToolsPanel #params-description, ToolsPanel #params-table { margin: 1 0 0 0; }
     ToolsPanel #params-schema { margin: 1 0 0 0; }
+    ToolsPanel #lsp-servers { color: $text-muted; margin: 1 0 0 0; }
     ToolsPanel .title { text-style: bold; color: $accent; }
     """
 
@@ -199,7 +200,9 @@ class ToolsPanel(Vertical):
             Static("", id="params-schema"),
             id="params",
         )
-        await self.mount_all([Label("Tools", classes="title"), table, params_box])
+        servers = Static("", id="lsp-servers", markup=False)
+        servers.display = False
+        await self.mount_all([Label("Tools", classes="title"), table, servers, params_box])
         self.built = True  # a resize or a tools change while they mounted waited for this
         self.refresh_table()
 
@@ -217,6 +220,19 @@ class ToolsPanel(Vertical):
         name = self.toolbox.resolve(called_as)
         if self.built and name is not None:
             self._update_row(name)
+            self.show_servers()
+
+    def show_servers(self) -> None:
+        """The language servers started (plugins/lsp.py): name, root, state; none, no line."""
+        from ..lsp import servers_of
+
+        session = getattr(self.app, "session", None)
+        servers = servers_of(session) if session is not None else None
+        rows = servers.rows(started=True) if servers is not None else []
+        line = self.query_one("#lsp-servers", Static)
+        line.display = bool(rows)
+        lines = [f"{name} · {root} · {state} · {details}" for name, root, state, details in rows]
+        line.update(Text("Language servers: " + "; ".join(lines)) if rows else "")
 
     def _row(self, name: str) -> dict[str, Text]:
         """Every column's cell for ``name`` (Text, not markup: ``[x]`` in a name stays)."""
@@ -277,6 +293,7 @@ class ToolsPanel(Vertical):
             self.show_params(sorted(self.toolbox.tools)[0])
         else:
             self.show_params(None)
+        self.show_servers()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id == "tools-table" and event.row_key.value is not None:

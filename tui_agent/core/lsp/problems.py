@@ -14,6 +14,7 @@ another line is therefore not reported (nothing new in kind).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,3 +112,19 @@ def listing(problems: list[Problem], limit: int) -> str:
     if len(problems) > limit:
         lines.append(f"… and {len(problems) - limit} more")
     return "\n".join(lines)
+
+
+def result_mark(result: Mapping[str, Any]) -> tuple[str, str] | None:
+    """What the app's edit block and headless's tool line show of an edit's diagnostics,
+    with a style: ✔ no new problems, ⚠ 2 new errors, diagnostics unavailable; None when
+    the result has none (a file no server serves, a failed edit)."""
+    if result.get("ok") is False or "error" in result:
+        return None
+    count, text = result.get("new_problems"), result.get("diagnostics")
+    if isinstance(count, int) and isinstance(text, str):
+        if count == 0:
+            return ("✔ no new problems", "green")
+        return ("⚠ " + text.split("\n", 1)[0].rsplit(" (", 1)[0], "yellow")
+    if isinstance(text, str) and text.startswith("unavailable"):
+        return ("diagnostics unavailable", "dim")
+    return None

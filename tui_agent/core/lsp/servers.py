@@ -168,17 +168,17 @@ class Servers:
             )
         return "\n\n".join(parts)
 
-    def rows(self) -> list[tuple[str, str, str, str]]:
-        """(server, root, state, details) for every server started, then the configured
-        ones not started yet."""
+    def rows(self, started: bool = False) -> list[tuple[str, str, str, str]]:
+        """(server, root, state, details) for every server started, then (unless
+        ``started``) the ones that would start for their files."""
         rows = []
-        started = set()
+        names = set()
         for (name, root), server in self.running.items():
-            started.add(name)
+            names.add(name)
             details = server.error or f"{plural(len(server.documents), 'file')} open"
             rows.append((name, str(root), server.state, details))
-        for spec in self.settings.servers:
-            if spec.name in started:
+        for spec in [] if started else self.settings.servers:
+            if spec.name in names:
                 continue
             if not spec.enabled:
                 state = "disabled"

@@ -156,6 +156,11 @@ class ToolCallBlock(Vertical):
             mark: tuple[str, str] = (SPINNER[int(elapsed * 10) % len(SPINNER)], "")
         else:
             mark = ("✔", "green") if self.result.ok else ("✖", "red")
+        diagnostics = None
+        if self.result is not None and "diagnostics" in self.result:  # plugins/lsp.py
+            from ...core.lsp.problems import result_mark
+
+            diagnostics = result_mark(self.result)
         self.header.update(  # no markup: a name or arguments with [brackets] show as they are
             Content.assemble(
                 mark,
@@ -165,6 +170,7 @@ class ToolCallBlock(Vertical):
                 (self._args_text(), "dim"),
                 " ",
                 (f"{elapsed:.1f}s", "dim"),
+                *([" ", diagnostics] if diagnostics else []),
             )
         )
 

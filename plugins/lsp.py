@@ -25,8 +25,8 @@ EDITING = ("write", "edit")
 REMEMBERED = 64  # old texts of calls whose after hook never came (a before hook refused)
 
 
-@tui_agent.setup("diagnostics")
-def diagnostics(session: tui_agent.Session) -> None:
+@tui_agent.setup("lsp")
+def lsp(session: tui_agent.Session) -> None:
     settings = read_settings(session.config)
     for problem in settings.problems:
         session.output.say(f"config: {problem}", kind="error")
