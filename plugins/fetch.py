@@ -9,12 +9,21 @@ followed only where the rules allow that host; otherwise the model is told where
 fetches it itself (and is asked about it). What a page says is data, and the result says so.
 Pages are cached per URL and format for the session, so paging with ``offset`` does not
 fetch again.
+
+A fetch (and a search) runs in a daemon thread of its own, not the event loop's executor:
+Esc cancels the turn and the tool answers "cancelled" at once, its page is never cached,
+and nothing waits for the download (quitting the app or the end of ``tui-agent run`` used
+to wait for it until the fetch's ``timeout``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import re
+import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import tui_agent
@@ -44,6 +53,42 @@ def names_host(pattern: str, subject: str) -> bool:
     if wanted.group(1).lower().rstrip(".") != have.group(1):
         return False
     return wanted.group(2) == have.group(2) or (wanted.group(2) == "*" and bool(have.group(2)))
+
+
+async def interruptible(fn: Callable[[threading.Event], Any]) -> Any:
+    """``fn(cancelled)`` in a daemon thread; a cancel (Esc) sets ``cancelled`` and
+    returns at once, the thread's late answer dropped."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    cancelled = threading.Event()
+    context = contextvars.copy_context()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    def work() -> None:
+        value, error = None, None
+        try:
+            value = context.run(fn, cancelled)
+        except BaseException as exc:  # handed to the awaiting call
+            error = exc
+        if not cancelled.is_set():
+            try:
+                loop.call_soon_threadsafe(settle, value, error)
+            except RuntimeError:  # the loop is gone (the app quit meanwhile)
+                pass
+
+    threading.Thread(target=work, name="tui-agent-fetch", daemon=True).start()
+    try:
+        return await future
+    except asyncio.CancelledError:
+        cancelled.set()
+        raise
 
 
 @tui_agent.setup("fetch")
@@ -78,7 +123,7 @@ def fetch_plugin(session: tui_agent.Session) -> None:
 
         return web.FetchSettings.of(session.config.get("fetch"))
 
-    def load(url: str, fmt: str) -> dict[str, Any]:
+    def load(url: str, fmt: str, cancelled: threading.Event) -> dict[str, Any]:
         from tui_agent import web
 
         key = (url, fmt)
@@ -116,7 +161,7 @@ def fetch_plugin(session: tui_agent.Session) -> None:
                 f"the page is larger than {settings().max_bytes} bytes: only the first "
                 f"{settings().max_bytes} were read"
             )
-        if "error" not in page:
+        if "error" not in page and not cancelled.is_set():
             cache[key] = page
             while len(cache) > CACHE_PAGES:
                 cache.popitem(last=False)
@@ -153,7 +198,7 @@ def fetch_plugin(session: tui_agent.Session) -> None:
         },
         required=["url"],
     )
-    def fetch(args: dict[str, Any]) -> dict[str, Any]:
+    async def fetch(args: dict[str, Any]) -> dict[str, Any]:
         from tui_agent import web
 
         fmt = str(args.get("format") or "markdown")
@@ -161,7 +206,7 @@ def fetch_plugin(session: tui_agent.Session) -> None:
             url = web.parse(str(args["url"])).url
         except web.URLError as exc:
             return {"error": str(exc)}
-        page = load(url, fmt)
+        page: dict[str, Any] = await interruptible(lambda cancelled: load(url, fmt, cancelled))
         if "text" not in page:
             return page
         text: str = page["text"]
@@ -200,9 +245,10 @@ def fetch_plugin(session: tui_agent.Session) -> None:
         params={"query": {"type": "string", "description": "What to search for"}},
         required=["query"],
     )
-    def web_search(args: dict[str, Any]) -> dict[str, Any]:
+    async def web_search(args: dict[str, Any]) -> dict[str, Any]:
+        query = str(args["query"])
         try:
-            found = web.search(str(args["query"]), search_settings)
+            found = await interruptible(lambda _: web.search(query, search_settings))
         except web.SearchError as exc:
             return {"error": str(exc)}
         return {
