@@ -167,6 +167,9 @@ class TuiAgentApp(SendingApp):
             await session.reload()
             await self._after_load()
         self._session_loaded.set()
+        if self.start_line:
+            self.run_line(self.start_line)
+            self.start_line = None
 
     async def _after_load(self) -> None:
         session = self.session
@@ -178,9 +181,6 @@ class TuiAgentApp(SendingApp):
         self.update_status()
         if session.workspace.needs_trust:
             self.ask_trust()
-        if self.start_line:
-            self.run_line(self.start_line)
-            self.start_line = None
 
     async def on_unmount(self) -> None:
         self.heap.thaw()

@@ -187,7 +187,11 @@ class SessionPicker(ModalScreen["Summary | None"]):
         room = max(width - len(meta) - 1, 10)
         title = summary.title or "(empty)"
         suffix = " (current)" if summary.id == self.current else ""
-        folder = f"  {short_folder(summary.directory)}" if self.everywhere else ""
+        folder = ""
+        if self.everywhere:  # its end: the folder's own name says most
+            where = short_folder(summary.directory)
+            most = max(min(24, room // 3), 8)
+            folder = "  " + (where if len(where) <= most else "…" + where[-(most - 1) :])
         head = _fit(title, max(room - len(suffix) - len(folder), 8))
         extra = (suffix + folder)[: max(room - len(head), 0)]
         padding = " " * max(room - len(head) - len(extra), 0)
@@ -214,8 +218,8 @@ class SessionPicker(ModalScreen["Summary | None"]):
             return
         lines: list[str | tuple[str, str]] = [
             (picked.id, "dim"),
-            (f"  {picked.model or 'model not recorded'}", "dim"),
-            (f"  {short_folder(picked.directory)}", "dim"),
+            (f" · {picked.model or 'model not recorded'}", "dim"),
+            (f" · {short_folder(picked.directory)}", "dim"),
             "\n",
         ]
         if picked.last_prompt:
