@@ -17,7 +17,7 @@ async def test_initialize_says_what_works(project: Path, model: FakeOpenAI) -> N
         assert s.init["agentInfo"]["name"] == "tui-agent"
         assert capabilities["loadSession"] is True
         prompts = capabilities["promptCapabilities"]
-        assert prompts == {"image": False, "audio": False, "embeddedContext": True}
+        assert prompts == {"image": True, "audio": False, "embeddedContext": True}
         assert capabilities["mcpCapabilities"]["http"] is True  # the mcp package is installed
         assert capabilities["mcpCapabilities"]["sse"] is True
         modes = s.new["modes"]

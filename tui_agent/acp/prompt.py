@@ -6,17 +6,22 @@
   elsewhere (another folder, a URL) stays text: the model's tools ask before they go there;
 - an embedded resource (the editor's buffer, saved or not): attached with its text, under
   the same ``Attached file:`` header a mention gets;
-- images and audio: this agent's models take text only (``promptCapabilities`` says so);
-  a client that sends them anyway gets a note in the prompt saying they were left out.
+- an image (PNG, JPEG, GIF, WebP; ``promptCapabilities.image``): attached as a typed
+  ``@shot.png`` is (scaled down when large, a chip's label, the OpenAI image part); one
+  that is no such image gets a note in the prompt saying it was left out, and so does
+  audio (``promptCapabilities.audio`` is false).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ..core import images
 from ..core.conversation import mentions
 from ..core.conversation.mentions import Attachment, Expanded
 from ..core.protocol.messages import UserText
@@ -82,6 +87,19 @@ def _embedded(resource: Any, directory: Path) -> tuple[Attachment, str]:
     return attachment, _fenced(f"Attached file: {attachment.label}", text, info)
 
 
+def _image(block: Any, number: int, directory: Path) -> tuple[Attachment, str] | str:
+    """An image block's attachment and header, or why it is left out."""
+    uri = clean(getattr(block, "uri", None) or "")
+    shown = _shown(file_path(uri), uri, directory) if uri else f"image {number}"
+    try:
+        data = base64.b64decode(getattr(block, "data", "") or "", validate=True)
+        prepared = images.prepare(data, shown)
+    except (binascii.Error, ValueError) as exc:  # ImageError is a ValueError
+        return f"an image, left out: {exc}"
+    attachment = Attachment(shown, "image", prepared.detail(), images.image_part(prepared))
+    return attachment, f"Attached image: {attachment.label}"
+
+
 def expand(blocks: list[Any], directory: Path, worktree: Path) -> Expanded:
     """The prompt the blocks make, with its attachments (``MentionError`` as for a typed
     ``@path``)."""
@@ -105,8 +123,14 @@ def expand(blocks: list[Any], directory: Path, worktree: Path) -> Expanded:
                 parts.append(f" {clean(block.uri)} ")
         elif kind == "resource":
             extra.append(_embedded(block.resource, directory))
-        elif kind in ("image", "audio"):
-            left_out.append(kind)
+        elif kind == "image":
+            made = _image(block, len(extra) + len(left_out) + 1, directory)
+            if isinstance(made, str):
+                left_out.append(made)
+            else:
+                extra.append(made)
+        elif kind == "audio":
+            left_out.append("audio, left out: this agent's models take no audio")
     text = "".join(parts)
     if linked:  # the spaces put around each link, where text was there already
         text = re.sub(r" {2,}", " ", text).strip()
@@ -115,15 +139,13 @@ def expand(blocks: list[Any], directory: Path, worktree: Path) -> Expanded:
         return expanded
     prompt = expanded.prompt
     blocks_text = [block for _, block in extra]
-    if left_out:
-        blocks_text.append(
-            f"(The user also sent {', '.join(left_out)}, left out: this agent's model takes "
-            "text only.)"
-        )
+    blocks_text += [f"(The user also sent {what}.)" for what in left_out]
     attachments = (*expanded.attachments, *(attachment for attachment, _ in extra))
+    parts = [a.image for a in attachments if a.image is not None]
     content = UserText(
         "\n\n".join([str(expanded.content), *blocks_text]),
         prompt=prompt,
         attachments=[attachment.label for attachment in attachments],
+        **({"images": parts} if parts else {}),
     )
     return Expanded(prompt, content, attachments)

@@ -170,7 +170,7 @@ class AcpAgent:
             agent_capabilities=schema.AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=schema.PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
+                    image=True, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=schema.McpCapabilities(http=web, sse=web),
                 session_capabilities=schema.SessionCapabilities(
