@@ -12,7 +12,7 @@ This file is the entry point: arguments, the figures in order, goals, the table 
 ``--json``. Each figure is measured in a module of its own next to it (startup.py for
 startup and idle_rss, instructions.py with first_frame.py, stream_render.py,
 input_latency.py, dispatch.py, load.py, resume.py, soak.py, checkpoint.py, search.py,
-edit_corpus.py); common.py holds the sandbox, tmux and statistics helpers.
+edit_corpus.py, lsp.py); common.py holds the sandbox, tmux and statistics helpers.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from extensions import bench_extensions  # noqa: E402
 from input_latency import bench_input_latency  # noqa: E402
 from instructions import bench_instructions  # noqa: E402
 from load import bench_load  # noqa: E402
+from lsp import bench_lsp  # noqa: E402
 from resume import bench_resume  # noqa: E402
 from sandbox import bench_sandbox  # noqa: E402
 from search import bench_search  # noqa: E402
@@ -63,6 +64,7 @@ KEYS = [
     "sandbox",
     "search",
     "edit",
+    "lsp",
 ]
 FIELDS = {
     "startup": ["ours_ms", "bare_textual_ms", "ratio"],
@@ -103,6 +105,7 @@ FIELDS = {
     "sandbox": ["bare_ms", "sandboxed_ms", "overhead_ms", "hosts_ms"],
     "search": ["files", "ours_ms", "baseline_ms", "ratio", "glob_ratio", "real_grep_ratio"],
     "edit": ["cases", "one_target", "applied", "refused", "wrong"],
+    "lsp": ["lines", "runs", "first_ms", "warm_p50_ms", "warm_p95_ms", "off_p50_ms"],
 }
 # (key, description, test) — from the issues (6, then 29's tighter ones); None when a
 # figure is missing
@@ -139,6 +142,7 @@ GOALS: list[tuple[str, str, Callable[[dict[str, Any]], bool | None]]] = [
     ("search", "glob_ratio ≤ 1.5", lambda r: _le(r.get("glob_ratio"), 1.5)),
     ("search", "real_grep_ratio ≤ 2", lambda r: _le(r.get("real_grep_ratio"), 2)),
     ("edit", "wrong = 0", lambda r: _le(r.get("wrong"), 0)),
+    ("lsp", "warm_p95_ms ≤ 1500", lambda r: _le(r.get("warm_p95_ms"), 1500)),
     (
         "edit",
         "applied ≥ 90% of one_target",
@@ -241,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         step(["checkpoint"], lambda: bench_checkpoint(sandbox))
         step(["edit"], lambda: bench_edit(sandbox))
         step(["search"], lambda: bench_search(sandbox))
+        step(["lsp"], lambda: bench_lsp(sandbox))
         step(["startup", "idle_rss"], lambda: bench_startup(sandbox, tmux, args.runs), True)
         step(["input_latency"], lambda: bench_input_latency(sandbox, tmux))
         step(["extensions"], lambda: bench_extensions(sandbox, tmux, args.runs))
