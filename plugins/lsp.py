@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import tui_agent
-from tui_agent.lsp import Holder, Servers, read_settings
+from tui_agent.lsp import DEFAULT_SCRUB, Holder, Servers, read_settings, scrubbed_env
 
 EDITING = ("write", "edit")
 REMEMBERED = 64  # old texts of calls whose after hook never came (a before hook refused)
@@ -30,7 +30,10 @@ def lsp(session: tui_agent.Session) -> None:
     settings = read_settings(session.config)
     for problem in settings.problems:
         session.output.say(f"config: {problem}", kind="error")
-    servers = Servers(settings, session.workspace.project)
+    key = session.config.get("api_key")
+    secrets = (key,) if isinstance(key, str) and key else ()
+    env = scrubbed_env(os.environ, DEFAULT_SCRUB, secrets)  # no keys or tokens for servers
+    servers = Servers(settings, session.workspace.project, env)
     session.extensions.kept("lsp", Holder).servers = servers
     session.on("close", servers.closing)  # a reload stops them before the next setup
     old_texts: dict[int, str | None] = {}

@@ -7,8 +7,12 @@ from .core.lsp.problems import Problem, result_mark
 from .core.lsp.servers import Check, Holder, Servers, servers_of
 from .core.lsp.settings import BUILTINS, DiagnosticSettings, ServerSpec, Settings, read_settings
 
+# the environment servers get: the user's, less secret-looking names (the sandbox's list)
+from .core.sandbox.environment import DEFAULT_SCRUB, scrubbed_env
+
 __all__ = [
     "BUILTINS",
+    "DEFAULT_SCRUB",
     "Check",
     "DiagnosticSettings",
     "Holder",
@@ -18,5 +22,6 @@ __all__ = [
     "Settings",
     "read_settings",
     "result_mark",
+    "scrubbed_env",
     "servers_of",
 ]

@@ -265,3 +265,37 @@ async def test_a_turn_gives_the_model_the_new_error(
     [tool] = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
     result = json.loads(tool["content"])
     assert "undefined name 'partz'" in result["diagnostics"] and result["new_problems"] == 1
+
+
+async def test_servers_get_the_users_environment_without_its_secrets(
+    real_project: Path,
+    sessions: list[tui_agent.Session],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DEMO_API_KEY", "sk-demo-123456789")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_demo")
+    monkeypatch.setenv("KEEP_ME", "yes")
+    seen = tmp_path / "env.json"
+    script = f"import json, os, sys; open({str(seen)!r}, 'w').write(json.dumps(dict(os.environ)))"
+    command = json.dumps([sys.executable, "-c", script + "; sys.exit(1)"])
+    configure(f'[lsp.env]\ncommand = {command}\nextensions = [".py"]\n')
+    session = open_session(real_project, sessions)
+    result = await call(
+        session, "edit", {"path": MODULE, "old": "def plural(", "new": "def plural("}
+    )
+    assert result["diagnostics"].startswith("unavailable: env exited at once (code 1)")
+    env = json.loads(seen.read_text())
+    assert env["KEEP_ME"] == "yes" and env["HOME"] == os.environ["HOME"]
+    assert "DEMO_API_KEY" not in env and "GITHUB_TOKEN" not in env
+    assert os.environ["DEMO_API_KEY"]  # still ours
+
+
+def test_built_in_servers_that_would_run_project_code_are_told_not_to() -> None:
+    from tui_agent.lsp import BUILTINS
+
+    specs = {spec.name: spec for spec in BUILTINS}
+    rust = specs["rust-analyzer"].initialization_options
+    assert rust["cargo"]["buildScripts"]["enable"] is False
+    assert rust["procMacro"]["enable"] is False and rust["checkOnSave"] is False
+    assert dict(specs["gopls"].env) == {"GOTOOLCHAIN": "local"}

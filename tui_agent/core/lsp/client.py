@@ -73,8 +73,9 @@ class LanguageServer:
     """A server for one root. ``state``: starting, running, failed (never started),
     exited (died later) or stopped; ``error`` says why for the last three."""
 
-    def __init__(self, spec: ServerSpec, root: Path) -> None:
+    def __init__(self, spec: ServerSpec, root: Path, env: dict[str, str] | None = None) -> None:
         self.spec, self.root = spec, root
+        self.env = {**(os.environ if env is None else env), **dict(spec.env)}
         self.state = "starting"
         self.error: str | None = None
         self.process: asyncio.subprocess.Process | None = None
@@ -114,6 +115,7 @@ class LanguageServer:
             process = await asyncio.create_subprocess_exec(
                 *command,
                 cwd=self.root,
+                env=self.env,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,

@@ -40,6 +40,7 @@ class Check:
 class Servers:
     settings: Settings
     project: Path
+    env: dict[str, str] | None = None  # what servers get (None: this process's environment)
     running: dict[tuple[str, Path], LanguageServer] = field(default_factory=dict)
     said: set[tuple[str, Path]] = field(default_factory=set)  # unavailable, said once
     _starting: dict[tuple[str, Path], asyncio.Task[LanguageServer]] = field(default_factory=dict)
@@ -63,7 +64,7 @@ class Servers:
         if server is not None and server.state in ("failed", "exited"):
             raise Unavailable(server.error or server.state)
         if server is None:
-            server = LanguageServer(spec, key[1])
+            server = LanguageServer(spec, key[1], self.env)
             self.running[key] = server
             timeout = self.settings.diagnostics.startup_timeout
             self._starting[key] = asyncio.ensure_future(_started(server, timeout))

@@ -48,6 +48,7 @@ class ServerSpec:
     initialization_options: Any = None
     enabled: bool = True
     configured: bool = False  # from the user's config: used (and reported) even if missing
+    env: tuple[tuple[str, str], ...] = ()  # set for the server (built-in: safer defaults)
 
     def serves(self, path: Path) -> bool:
         return path.suffix.lower() in self.extensions
@@ -71,8 +72,27 @@ BUILTINS: tuple[ServerSpec, ...] = (
         JS,
         ("tsconfig.json", "jsconfig.json", "package.json", ".git"),
     ),
-    ServerSpec("gopls", ("gopls",), (".go",), ("go.work", "go.mod", ".git")),
-    ServerSpec("rust-analyzer", ("rust-analyzer",), (".rs",), ("Cargo.toml", ".git")),
+    # never a toolchain that a go.mod asks for (GOTOOLCHAIN=auto downloads and runs it)
+    ServerSpec(
+        "gopls",
+        ("gopls",),
+        (".go",),
+        ("go.work", "go.mod", ".git"),
+        env=(("GOTOOLCHAIN", "local"),),
+    ),
+    # build scripts, proc macros and cargo check run the project's code outside the sandbox:
+    # off unless the user's [lsp.rust-analyzer] initialization_options say otherwise
+    ServerSpec(
+        "rust-analyzer",
+        ("rust-analyzer",),
+        (".rs",),
+        ("Cargo.toml", ".git"),
+        initialization_options={
+            "cargo": {"buildScripts": {"enable": False}},
+            "procMacro": {"enable": False},
+            "checkOnSave": False,
+        },
+    ),
     ServerSpec(
         "clangd", ("clangd",), C, ("compile_commands.json", "compile_flags.txt", ".clangd", ".git")
     ),
