@@ -33,6 +33,7 @@ from ..core.extensions.commands import (
     is_command_line,
     parse_command,
 )
+from ..core.lsp.servers import servers_of
 from ..core.permissions.permissions import CYCLE
 from ..core.protocol import events, messages
 from ..core.protocol.approval import ApprovalRequest, Decision
@@ -64,6 +65,7 @@ __all__ = [
     "mentions",
     "messages",
     "parameter_rows",
+    "servers_of",
     "todo",
     "user_shell",
 ]
