@@ -16,7 +16,7 @@ from textual import events
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Label, Static
 
-from .connected import hooks_label, parameter_rows
+from .connected import hooks_label, parameter_rows, servers_of
 
 if TYPE_CHECKING:
     from ..core.tools.describe import ParamRow
@@ -224,8 +224,6 @@ class ToolsPanel(Vertical):
 
     def show_servers(self) -> None:
         """The language servers started (plugins/lsp.py): name, root, state; none, no line."""
-        from ..lsp import servers_of
-
         session = getattr(self.app, "session", None)
         servers = servers_of(session) if session is not None else None
         rows = servers.rows(started=True) if servers is not None else []

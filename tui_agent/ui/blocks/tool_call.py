@@ -31,6 +31,22 @@ def _pretty(value: Any) -> str:
         return str(value)
 
 
+def diagnostics_mark(result: Result | None) -> tuple[str, str] | None:
+    """What a language server said of an edit (plugins/lsp.py; headless shows the same:
+    core/lsp/problems.py ``result_mark``): ✔ no new problems, ⚠ 2 new errors, or
+    diagnostics unavailable; None when it said nothing."""
+    if result is None or not result.ok:
+        return None
+    count, text = result.get("new_problems"), result.get("diagnostics")
+    if isinstance(count, int) and isinstance(text, str):
+        if count == 0:
+            return ("✔ no new problems", "green")
+        return ("⚠ " + text.split("\n", 1)[0].rsplit(" (", 1)[0], "yellow")
+    if isinstance(text, str) and text.startswith("unavailable"):
+        return ("diagnostics unavailable", "dim")
+    return None
+
+
 class ResultFold(Static, can_focus=True):
     """A tool call's result, folded: one line ("▶ result") that a click or Enter opens
     into the result as JSON below it (``body``, made when first opened), and closes
@@ -156,11 +172,7 @@ class ToolCallBlock(Vertical):
             mark: tuple[str, str] = (SPINNER[int(elapsed * 10) % len(SPINNER)], "")
         else:
             mark = ("✔", "green") if self.result.ok else ("✖", "red")
-        diagnostics = None
-        if self.result is not None and "diagnostics" in self.result:  # plugins/lsp.py
-            from ...core.lsp.problems import result_mark
-
-            diagnostics = result_mark(self.result)
+        diagnostics = diagnostics_mark(self.result)
         self.header.update(  # no markup: a name or arguments with [brackets] show as they are
             Content.assemble(
                 mark,
