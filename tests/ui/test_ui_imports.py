@@ -33,7 +33,13 @@ EXCEPTIONS: set[str] = set()
 
 # Modules imported only after the app has connected its session: they import
 # ``connected`` at their top (``test_startup.py`` checks none comes before the first frame).
-AFTER_CONNECT = {"dialogs/approval.py", "event_handlers.py", "resumed.py", "tools_panel.py"}
+AFTER_CONNECT = {
+    "dialogs/approval.py",
+    "event_handlers.py",
+    "pasted.py",
+    "resumed.py",
+    "tools_panel.py",
+}
 
 # The functions that import ``connected`` when they run, each with why.
 BRIDGE_IMPORTED_IN = {

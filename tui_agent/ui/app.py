@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.events import Resize
+from textual.events import Event, Paste, Resize
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -88,6 +88,15 @@ class TuiAgentApp(SendingApp):
             self._connect(session)
 
     # -- layout -----------------------------------------------------------------------------
+
+    async def on_event(self, event: Event) -> None:
+        """A pasted path of an image becomes its ``@`` mention (``pasted.py``)."""
+        if isinstance(event, Paste) and not event.is_forwarded and self._session is not None:
+            from .pasted import pasted_image
+
+            session = self._session
+            event = pasted_image(event, session.directory, session.worktree)
+        await super().on_event(event)
 
     def get_default_screen(self) -> Screen[Any]:
         return MainScreen(id="_default")

@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core import images  # a pasted image's path (pasted.py)
 from ..core.conversation import mentions, todo
 from ..core.conversation.conversation import Conversation
 from ..core.delegation import child_records
@@ -62,6 +63,7 @@ __all__ = [
     "events",
     "history_file",
     "hooks_label",
+    "images",
     "mentions",
     "messages",
     "parameter_rows",

@@ -24,6 +24,8 @@ that exists (``@src/mian.py``), or ending in a common file extension (``@READNE.
 Anything else stays text as written (``@alice``, ``@dataclass``, ``@app.get``,
 ``@types/node``). A path outside the project is an error: the model's own ``read`` tool
 asks before it reads there, and a prompt must not carry such a file past that question.
+The one exception is an image the user pasted the path of in the app: it is copied to
+the sessions folder first (``images.store.keep_pasted``) and that copy is attached.
 """
 
 from __future__ import annotations
@@ -340,7 +342,8 @@ def expand(prompt: str, directory: Path, worktree: Path) -> Expanded:
             )
         text, path = picked
         real = path.resolve()
-        if not real.is_relative_to(root):
+        pasted = images.store.is_pasted(real)  # the user's pasted image: shown by its name
+        if not real.is_relative_to(root) and not pasted:
             raise MentionError(
                 f"@{text} is outside the project ({root}): only files inside it are attached. "
                 "Nothing was sent. Ask the model to read it instead (its read tool asks first)."
@@ -348,7 +351,7 @@ def expand(prompt: str, directory: Path, worktree: Path) -> Expanded:
         if real in seen:
             continue
         seen.add(real)
-        shown = _shown(path, directory)
+        shown = real.name if pasted else _shown(path, directory)
         try:
             if path.is_dir():
                 attachment, block = attach_folder(path, shown, worktree)

@@ -18,7 +18,7 @@ from .prepare import (
     read,
     size_text,
 )
-from .sniff import MIME_TYPES, dimensions, sniff
+from .sniff import MIME_TYPES, dimensions, sniff, sniff_extensions
 from .store import from_journal, image_part, is_image_part, part_info, to_journal
 
 __all__ = [
@@ -38,5 +38,6 @@ __all__ = [
     "read",
     "size_text",
     "sniff",
+    "sniff_extensions",
     "to_journal",
 ]

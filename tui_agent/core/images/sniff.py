@@ -17,6 +17,10 @@ EXTENSIONS = {"png": "png", "jpg": "jpeg", "jpeg": "jpeg", "gif": "gif", "webp":
 """File name endings that mean an image (``@shot.png``, ``read`` of ``logo.webp``)."""
 
 
+def sniff_extensions() -> frozenset[str]:
+    return frozenset(EXTENSIONS)
+
+
 def sniff(data: bytes) -> str | None:
     """``"png"``, ``"jpeg"``, ``"gif"`` or ``"webp"`` by the first bytes, else None."""
     if data.startswith(b"\x89PNG\r\n\x1a\n"):

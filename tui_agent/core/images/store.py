@@ -121,3 +121,28 @@ def file_part(path: Path) -> dict[str, Any] | None:
     if kind is None:
         return None
     return {"type": "image_url", "image_url": {"url": data_url(data, MIME_TYPES[kind])}}
+
+
+def pasted_folder() -> Path:
+    """Where images the user pasted (a path from outside the project) are copied."""
+    return folder() / "pasted"
+
+
+def keep_pasted(path: Path) -> Path:
+    """A copy of the image file at ``path`` under ``pasted_folder()``, in a folder named by
+    its hash, under its own name: the prompt's ``@`` names the copy, which the mentions
+    attach although it is outside the project (``is_pasted``)."""
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    target = pasted_folder() / digest / path.name
+    if not (target.is_file() and target.stat().st_size == len(data)):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    return target
+
+
+def is_pasted(path: Path) -> bool:
+    """Whether ``path`` (resolved) is an image the user pasted (``keep_pasted``'s copy)."""
+    return path.is_relative_to(pasted_folder().resolve()) and path.is_file()
