@@ -90,8 +90,15 @@ class TuiAgentApp(SendingApp):
     # -- layout -----------------------------------------------------------------------------
 
     async def on_event(self, event: Event) -> None:
-        """A pasted path of an image becomes its ``@`` mention (``pasted.py``)."""
-        if isinstance(event, Paste) and not event.is_forwarded and self._session is not None:
+        """A path of an image pasted into the prompt becomes its ``@`` mention
+        (``pasted.py``)."""
+        if (
+            isinstance(event, Paste)
+            and not event.is_forwarded
+            and self._session is not None
+            and self.focused is not None
+            and self.focused is self._prompt
+        ):
             from .pasted import pasted_image
 
             session = self._session
