@@ -41,6 +41,12 @@ def _kill_left() -> None:
             process.kill()
 
 
+def _load() -> None:
+    import lsprotocol.types  # noqa: F401
+    import pygls.io_
+    import pygls.lsp._base_client  # noqa: F401
+
+
 def _converter() -> Any:
     """pygls's converter, but the ``initialize`` answer is kept as sent: we use none of
     it, and lsprotocol cannot read every server's (pylsp's notebook selector)."""
@@ -99,6 +105,7 @@ class LanguageServer:
         """Start the process and initialize; ``Unavailable`` (and state failed) when the
         command is missing, the process exits, or ``initialize`` gets no answer."""
         try:
+            await asyncio.to_thread(_load)  # ~0.7 s of imports: not on the app's loop
             await self._start(timeout)
         except Unavailable as exc:
             self.state, self.error = "failed", str(exc)
