@@ -61,6 +61,7 @@ def preview(picker: SessionPicker) -> str:
 async def picker_of(pilot: Any) -> SessionPicker:
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionPicker))
     picker = pilot.app.screen
+    await wait_for(pilot, lambda: picker.is_mounted and picker.query(OptionList))
     await wait_for(pilot, lambda: picker.query_one(OptionList).option_count or picker.found == [])
     return picker
 
