@@ -299,3 +299,31 @@ def test_built_in_servers_that_would_run_project_code_are_told_not_to() -> None:
     assert rust["cargo"]["buildScripts"]["enable"] is False
     assert rust["procMacro"]["enable"] is False and rust["checkOnSave"] is False
     assert dict(specs["gopls"].env) == {"GOTOOLCHAIN": "local"}
+
+
+SILENT = """\
+from pygls.lsp.server import LanguageServer
+
+LanguageServer("silent", "1").start_io()  # answers initialize; never publishes diagnostics
+"""
+
+
+async def test_a_server_that_sends_no_diagnostics_leaves_the_edit_correct(
+    real_project: Path, sessions: list[tui_agent.Session], tmp_path: Path
+) -> None:
+    script = tmp_path / "silent.py"
+    script.write_text(SILENT)
+    command = json.dumps([sys.executable, str(script)])
+    configure(
+        f'[diagnostics]\nwait = 0.3\n[lsp.silent]\ncommand = {command}\nextensions = [".py"]\n'
+    )
+    session = open_session(real_project, sessions)
+    broken = FIX_LINE.replace("parts)", "partz)")
+    result = await call(session, "edit", {"path": MODULE, "old": FIX_LINE, "new": broken})
+    assert result["ok"] is True and "partz" in (real_project / MODULE).read_text()
+    assert result["diagnostics"] == "unavailable: silent sent no diagnostics within 0.3 s"
+    assert "new_problems" not in result
+    [pid] = pids(session)
+    await session.close()
+    sessions.remove(session)
+    assert not alive(pid)
