@@ -215,3 +215,15 @@ def test_headless_run_with_a_too_large_image_sends_nothing(project: Path) -> Non
         assert "@huge.png is 60.0 MB: images over 50.0 MB are not sent" in done.stderr
         assert "Nothing was sent." in done.stderr
         assert server.requests == []
+
+
+async def test_a_markdown_command_attaches_its_image_too(project: Path) -> None:
+    shutil.copy(SCREENSHOT, project / "shot.png")
+    write(user_config_file().parent / "commands" / "look.md", "What is wrong in @shot.png?\n")
+    async with FakeOpenAI([Reply("Nothing.")]) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        assert await session.commands.run_line("/look")
+    text, image = parts(server.requests[0])
+    assert text["text"].startswith("What is wrong in @shot.png?")
+    assert "Attached image: shot.png (image, PNG 1442×344, 50 KB)" in text["text"]
+    assert image["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")

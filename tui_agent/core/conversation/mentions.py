@@ -104,7 +104,10 @@ class Expanded:
             self.attachments or self.content != self.prompt
         ):
             labels = [attachment.label for attachment in self.attachments]
-            meta = {"attachments": labels} if labels else {}
+            meta: dict[str, Any] = {"attachments": labels} if labels else {}
+            parts = [a.image for a in self.attachments if a.image is not None]
+            if parts:  # a Markdown command's @diagram.png
+                meta["images"] = parts
             object.__setattr__(self, "content", UserText(self.content, prompt=self.prompt, **meta))
 
 
