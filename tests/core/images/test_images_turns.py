@@ -227,3 +227,22 @@ async def test_a_markdown_command_attaches_its_image_too(project: Path) -> None:
     assert text["text"].startswith("What is wrong in @shot.png?")
     assert "Attached image: shot.png (image, PNG 1442×344, 50 KB)" in text["text"]
     assert image["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")
+
+
+async def test_a_400_that_says_what_else_is_wrong_does_not_blame_the_images(
+    project: Path,
+) -> None:
+    shutil.copy(SCREENSHOT, project / "shot.png")
+    too_long = (
+        "This model's maximum context length is 8192 tokens. However, your messages "
+        "resulted in 9000 tokens. Please reduce the length of the messages."
+    )
+    server = FakeOpenAI([Reply("Done.")])
+    server.when(with_image, [Reply(status=400, error=too_long)])
+    async with server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        said: list[str] = []
+        session.events.listen(lambda e: said.append(e.line()) if isinstance(e, Retrying) else 0)
+        await session.turn("what is wrong here @shot.png")
+    assert session.provider.images_refused is None  # type: ignore[attr-defined]
+    assert not [line for line in said if "refused the request with images" in line]

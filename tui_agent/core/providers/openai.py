@@ -183,8 +183,6 @@ class OpenAIProvider:
             manager = client.chat.completions.with_streaming_response.create(**sent)
             return await stack.enter_async_context(manager)
         except openai.BadRequestError as exc:
-            if kwargs.get("_images") and self.images is None:
-                raise self._refused_images(exc) from None
             if "stream_options" in kwargs and "stream_options" in str(exc):
                 self._include_usage = False
                 kwargs.pop("stream_options")
@@ -192,6 +190,8 @@ class OpenAIProvider:
             too_long = self._overflow(exc)
             if too_long is not None:
                 raise too_long from None
+            if kwargs.get("_images") and self.images is None:
+                raise self._refused_images(exc) from None
             raise ProviderError(
                 f"the server rejected the request (HTTP 400): {_detail(exc)}"
             ) from None
