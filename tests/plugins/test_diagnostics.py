@@ -327,3 +327,31 @@ async def test_a_server_that_sends_no_diagnostics_leaves_the_edit_correct(
     await session.close()
     sessions.remove(session)
     assert not alive(pid)
+
+
+async def test_one_server_per_root_and_no_more_than_the_limit(
+    real_project: Path, sessions: list[tui_agent.Session]
+) -> None:
+    sub = real_project / "tools" / "helper"
+    (sub / "pyproject.toml").parent.mkdir(parents=True)
+    (sub / "pyproject.toml").write_text('[project]\nname = "helper"\nversion = "0"\n')
+    (sub / "run.py").write_text("print('helper')\n")
+    session = open_session(real_project, sessions)
+    servers = servers_of(session)
+    assert servers is not None
+    servers.limit = 1
+    edit = {"path": MODULE, "old": "def plural(", "new": "def plural("}
+    assert (await call(session, "edit", edit))["diagnostics"] == "no new problems"
+    other = {"path": "tools/helper/run.py", "old": "'helper'", "new": "helper"}
+    result = await call(session, "edit", other)
+    assert result["ok"] is True
+    assert result["diagnostics"].startswith("unavailable: pylsp 1 language servers run already")
+    servers.limit = 2
+    await session.commands.run("lsp", "restart")
+    assert (await call(session, "edit", edit))["diagnostics"] == "no new problems"
+    back = {"path": "tools/helper/run.py", "old": "print(helper)", "new": "print(helper_)"}
+    result = await call(session, "edit", back)
+    assert "undefined name 'helper_'" in result["diagnostics"]
+    assert "undefined name 'helper'\n" not in result["diagnostics"] + "\n"  # there before
+    roots = sorted(str(root) for _, root in servers.running)
+    assert roots == [str(real_project), str(sub)]

@@ -41,6 +41,7 @@ class Servers:
     settings: Settings
     project: Path
     env: dict[str, str] | None = None  # what servers get (None: this process's environment)
+    limit: int = 8  # servers at once: a model editing files in 50 roots starts no 50 servers
     running: dict[tuple[str, Path], LanguageServer] = field(default_factory=dict)
     said: set[tuple[str, Path]] = field(default_factory=set)  # unavailable, said once
     _starting: dict[tuple[str, Path], asyncio.Task[LanguageServer]] = field(default_factory=dict)
@@ -64,6 +65,11 @@ class Servers:
         if server is not None and server.state in ("failed", "exited"):
             raise Unavailable(server.error or server.state)
         if server is None:
+            if len(self.running) >= self.limit:
+                raise Unavailable(
+                    f"{self.limit} language servers run already (one per server and root); "
+                    "/lsp restart stops them"
+                )
             server = LanguageServer(spec, key[1], self.env)
             self.running[key] = server
             timeout = self.settings.diagnostics.startup_timeout
