@@ -355,3 +355,21 @@ async def test_one_server_per_root_and_no_more_than_the_limit(
     assert "undefined name 'helper'\n" not in result["diagnostics"] + "\n"  # there before
     roots = sorted(str(root) for _, root in servers.running)
     assert roots == [str(real_project), str(sub)]
+
+
+async def test_off_and_a_mistake_in_the_tables(
+    real_project: Path, sessions: list[tui_agent.Session]
+) -> None:
+    configure('[diagnostics]\non = false\n[lsp.mine]\ncommand = ["x"]\nextensions = ["py"]\n')
+    session = open_session(real_project, sessions)
+    said = "\n".join(note.text for note in session.output.history)
+    assert (
+        'config: lsp.mine.extensions must be a list of suffixes with the dot, e.g. [".py"]' in said
+    )
+    result = await call(session, "edit", {"path": MODULE, "old": FIX_LINE, "new": FIX_LINE + " "})
+    assert result["ok"] is True and "diagnostics" not in result
+    assert pids(session) == []  # no server started
+    listed = await call(session, "diagnostics", {"path": MODULE})
+    assert listed["diagnostics"] == "no language server serves problems.py (see /lsp)"
+    await session.commands.run("lsp")
+    assert "Diagnostics after edits are off" in session.output.history[-1].text
