@@ -153,6 +153,6 @@ def _encode(picture: Any, kind: str) -> bytes:
     elif kind == "webp":
         picture.save(buffer, "WEBP", quality=85)
     else:
-        picture.save(buffer, "PNG", optimize=True)
+        picture.save(buffer, "PNG")  # optimize=True: 2.3 s instead of 0.3 s for 2 % less
     data: bytes = buffer.getvalue()
     return data
