@@ -8,6 +8,7 @@ headless ``run "what is wrong here @shot.png"`` and ``--continue``."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import json
@@ -246,3 +247,23 @@ async def test_a_400_that_says_what_else_is_wrong_does_not_blame_the_images(
         await session.turn("what is wrong here @shot.png")
     assert session.provider.images_refused is None  # type: ignore[attr-defined]
     assert not [line for line in said if "refused the request with images" in line]
+
+
+async def test_an_image_sent_into_a_running_turn_goes_with_the_steer(project: Path) -> None:
+    shutil.copy(SCREENSHOT, project / "shot.png")
+    write(project / "a.txt", "a\n")
+    script = [Reply(calls=[Call("read", {"path": "a.txt"})], delay=0.3), Reply("Both seen.")]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model", yes=True)
+        turn = asyncio.create_task(session.turn("read a.txt"))
+        while not server.requests:
+            await asyncio.sleep(0.01)
+        assert await session.steer("and look at @shot.png")
+        assert await turn == "Both seen."
+    steer = server.requests[1]["messages"][-1]
+    assert steer["role"] == "user"
+    text, image = steer["content"]
+    assert text["text"].startswith("and look at @shot.png\n\nAttached image: shot.png")
+    assert image["type"] == "image_url"
+    recorded = [m for m in session.conversation.messages if m.get("origin") == "steer"]
+    assert recorded[0].attachments == ("shot.png (image, PNG 1442×344, 50 KB)",)
