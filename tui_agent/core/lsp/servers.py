@@ -73,7 +73,9 @@ class Servers:
             server = LanguageServer(spec, key[1], self.env)
             self.running[key] = server
             timeout = self.settings.diagnostics.startup_timeout
-            self._starting[key] = asyncio.ensure_future(_started(server, timeout))
+            starting = asyncio.ensure_future(_started(server, timeout))
+            starting.add_done_callback(_retrieved)  # a caller cancelled (Esc): no warning
+            self._starting[key] = starting
         task = self._starting.get(key)
         if task is not None:
             server = await asyncio.shield(task)
@@ -218,6 +220,11 @@ class Servers:
         await self.close()
         self.closed = False
         self.said.clear()
+
+
+def _retrieved(task: asyncio.Task[LanguageServer]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 async def _started(server: LanguageServer, timeout: float) -> LanguageServer:
