@@ -94,6 +94,7 @@ async def test_a_pasted_screenshot_path_from_outside_the_project_is_attached(
             assert CHIP in chat_text(pilot.app)
         session.conversation.journal.close()
     assert copy.read_bytes() == SCREENSHOT.read_bytes()
+    assert copy.stat().st_mode & 0o077 == 0  # the user's alone
     (part,) = image_parts(server.requests[0])
     assert part["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")
 

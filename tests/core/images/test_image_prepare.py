@@ -104,6 +104,7 @@ def test_the_journal_keeps_a_reference_and_reads_the_image_back() -> None:
     assert written["type"] == "image_file" and written["mime"] == "image/png"
     copy = store.folder() / written["file"]
     assert copy.read_bytes() == SCREENSHOT.read_bytes()
+    assert copy.stat().st_mode & 0o077 == 0
     assert len(str(written)) < 200
     assert images.from_journal(dict(written)) == part
     assert images.to_journal(part) == written  # the same bytes: the same copy

@@ -68,11 +68,16 @@ def part_info(part: Any) -> tuple[str, bytes] | None:
 def save(data: bytes, kind: str) -> Path:
     """The copy of ``data`` in ``folder()``, named by its hash (written once; atomic)."""
     name = f"{hashlib.sha256(data).hexdigest()[:40]}.{_EXTENSION.get(kind, 'bin')}"
-    target = folder() / name
+    return _written(folder() / name, data)
+
+
+def _written(target: Path, data: bytes) -> Path:
+    """``target`` holding ``data``: written whole (a temporary file renamed over it),
+    readable by the user alone (screenshots show what they show), unless it is there."""
     if target.is_file() and target.stat().st_size == len(data):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{name}-", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -134,13 +139,7 @@ def keep_pasted(path: Path) -> Path:
     attach although it is outside the project (``is_pasted``)."""
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()[:16]
-    target = pasted_folder() / digest / path.name
-    if not (target.is_file() and target.stat().st_size == len(data)):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
-    return target
+    return _written(pasted_folder() / digest / path.name, data)
 
 
 def is_pasted(path: Path) -> bool:
