@@ -19,8 +19,10 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -167,8 +169,8 @@ class SearchBar(Horizontal, can_focus=True):
     SearchBar > #search-count { width: auto; padding: 0 1; color: $text-muted; }
     SearchBar > #search-keys { width: auto; color: $text-muted; }
     SearchBar:focus > #search-count { color: $text; text-style: bold; }
-    .search-hit { background: $warning 12%; }
-    .search-current { background: $warning 25%; }
+    .search-hit { background: $warning 6%; }
+    .search-current { background: $warning 14%; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close search", id="search.close"),
@@ -186,6 +188,7 @@ class SearchBar(Horizontal, can_focus=True):
         self.earlier = 0  # matches in the messages the chat has not drawn yet
         self._marked: list[Widget] = []
         self._query = ""
+        self._code: tuple[Static, Any] | None = None  # a result's code marked, its original
 
     def compose(self) -> ComposeResult:
         yield Label("find", id="search-label")
@@ -209,6 +212,7 @@ class SearchBar(Horizontal, can_focus=True):
     def action_close(self) -> None:
         self.remove_class("open")
         self._unmark()
+        self._restore()
         self.screen.selections = {}
         self.matches = []
         self.current = -1
@@ -236,6 +240,7 @@ class SearchBar(Horizontal, can_focus=True):
         if not self.matches:
             self.current = -1
             self.screen.selections = {}
+            self._restore()
             self._show_count()
             return
         if before is not None:
@@ -255,9 +260,9 @@ class SearchBar(Horizontal, can_focus=True):
         first = getattr(older, "first", None)
         if conversation is None:
             return 0
-        held = list(conversation.held)
-        index = next((i for i in range(len(held) - 1, -1, -1) if held[i] is first), None)
-        above = held[:index] if index is not None else []
+        every = list(conversation.messages)  # reads what a resume put off: asked for
+        index = next((i for i in range(len(every) - 1, -1, -1) if every[i] is first), None)
+        above = every[:index] if index is not None else []
         pattern = re.compile(re.escape(query), re.IGNORECASE)
         count = 0
         for message in above:
@@ -293,7 +298,9 @@ class SearchBar(Horizontal, can_focus=True):
     def go(self, index: int) -> None:
         self.current = index
         self._show_count()
-        self.run_worker(self._go(index), group="search", exclusive=True, exit_on_error=False)
+        self.run_worker(
+            partial(self._go, index), group="search", exclusive=True, exit_on_error=False
+        )
 
     async def _go(self, index: int) -> None:
         match = self.matches[index]
@@ -319,14 +326,55 @@ class SearchBar(Horizontal, can_focus=True):
             return
         found = _leaf_selection(widget, self._query, nth) if root is not None else None
         self.screen.selections = {found[0]: found[1]} if found is not None else {}
+        self._restore()
         if found is not None:
             widget = found[0]
             line = found[1].start.y if found[1].start is not None else 0
-        else:  # a text drawn otherwise (a result's JSON): its line, about
+        else:  # a text drawn otherwise (a result's JSON): its line, marked there
             line = part.text.count("\n", 0, match.start) if root is not None else 0
+            if isinstance(widget, Static):
+                self._mark_code(widget, part.text, match)
         self.chat.scroll_to_center(widget, animate=False, immediate=True)
         if line:  # a tall text: its line to the middle of the chat, once it is on screen
             self.call_after_refresh(self._to_line, widget, line)
+        if rounds > 0:  # the chat may still move (a load above keeps its view): again
+            self.set_timer(0.3, partial(self._still_shown, match, widget, rounds))
+
+    def _mark_code(self, widget: Static, text: str, match: Match) -> None:
+        """A result's JSON is drawn as highlighted code (Rich ``Syntax``), which has no
+        selection: the match is styled in a copy, the original put back when the search
+        moves on or closes (``_restore``)."""
+        from rich.syntax import Syntax
+
+        code = widget.content
+        if not isinstance(code, Syntax) or code.code != text:
+            return
+        marked = Syntax(
+            code.code, code.lexer or "json", word_wrap=code.word_wrap, theme="ansi_dark"
+        )
+        line = text.count("\n", 0, match.start)
+        start = match.start - (text.rfind("\n", 0, match.start) + 1)
+        end = start + match.end - match.start
+        selection = self.screen.get_component_rich_style("screen--selection")
+        style = Style(color="bright_white", bgcolor=selection.bgcolor, bold=True)
+        marked.stylize_range(style, (line + 1, start), (line + 1, end))
+        self._code = (widget, code)
+        widget.update(marked)
+
+    def _restore(self) -> None:
+        if self._code is not None:
+            widget, code = self._code
+            self._code = None
+            if widget.is_mounted:
+                widget.update(code)
+
+    def _still_shown(self, match: Match, widget: Widget, rounds: int) -> None:
+        current = self.matches[self.current] if 0 <= self.current < len(self.matches) else None
+        if current is not match or not widget.is_mounted:
+            return
+        region, chat = widget.region, self.chat.content_region
+        if not (region.height and region.intersection(chat).height):
+            self._select(match, min(rounds, 3) - 1)
 
     def _to_line(self, widget: Widget, line: int) -> None:
         region, chat = widget.region, self.chat.content_region
@@ -343,7 +391,7 @@ class SearchBar(Horizontal, can_focus=True):
         the newest); past the first drawn, the earlier messages are drawn."""
         self.focus()
         if self.current <= 0 and self.earlier and self.chat.older is not None:
-            self.run_worker(self._load_earlier(), group="search", exclusive=True)
+            self.run_worker(self._load_earlier, group="search", exclusive=True, exit_on_error=False)
         elif self.matches:
             self.go((self.current - 1) % len(self.matches))
 
@@ -360,21 +408,33 @@ class SearchBar(Horizontal, can_focus=True):
         for _ in range(200):
             if self.chat.older is None:
                 break
-            count = len(self._blocks())
-            self.chat.load_older()
-            for _ in range(100):
+            older = self.chat.older
+            drawn = getattr(older, "first", None)  # the oldest message drawn
+            for _ in range(250):  # asked again until the chat takes it (one load at a time)
+                self.chat.load_older()
                 await asyncio.sleep(0.02)
-                if len(self._blocks()) != count or self.chat.older is None:
+                if self.chat.older is not older or getattr(older, "first", None) is not drawn:
                     break
             self.search(self._query, keep=False)
             index = next(
                 (i for i, m in enumerate(self.matches) if m.part.block is first), len(self.matches)
             )
             if index > 0:
+                await self._settled()  # the chat keeps its view after a load: then ours
                 self.go(index - 1)
                 return
         if self.matches:
             self.go(len(self.matches) - 1)
+
+    async def _settled(self) -> None:
+        """Until the chat's scroll stays put for a moment (at most a second)."""
+        last = None
+        for _ in range(20):
+            await asyncio.sleep(0.05)
+            now = (self.chat.scroll_y, self.chat.virtual_size.height)
+            if now == last:
+                return
+            last = now
 
     # -- input --------------------------------------------------------------------------------
 

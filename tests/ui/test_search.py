@@ -1,0 +1,239 @@
+"""Issue 35: Ctrl+F searches the conversation (ui/search.py), in the real app under Pilot
+against the testing kit's fake server: prompts, replies, thinking, tool calls and their
+results (a folded result opens), blocks folded far above, a resumed conversation's
+messages not drawn yet; Enter/n and Shift+Enter/N; Esc. Snapshots at 80x24 and 120x40."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import write
+from textual.widgets import Input, Label
+
+from tui_agent import create_session
+from tui_agent.core.conversation.journal import Journal
+from tui_agent.testing import Call, FakeOpenAI, Reply, send, turn_over, wait_for, wait_for_prompt
+from tui_agent.ui.app import TuiAgentApp
+from tui_agent.ui.blocks.message import UserMessage
+from tui_agent.ui.blocks.thinking import Thinking
+from tui_agent.ui.blocks.tool_call import ResultFold, ToolCallBlock
+from tui_agent.ui.search import SearchBar
+
+SIZE = (120, 40)
+
+
+def bar(app: Any) -> SearchBar:
+    return app.query_one(SearchBar)
+
+
+def count(app: Any) -> str:
+    return str(bar(app).query_one("#search-count", Label).content)
+
+
+def selected(app: Any) -> str:
+    """The text the search selected (the current match, as the screen shows it)."""
+    if len(app.screen.selections) != 1:
+        return ""
+    [(widget, selection)] = app.screen.selections.items()
+    got = widget.get_selection(selection)
+    return got[0] if got else ""
+
+
+def in_view(app: Any, widget: Any) -> bool:
+    """Some of ``widget`` is on screen inside the chat."""
+    region = widget.region
+    return bool(region.height) and bool(region.intersection(app.chat.content_region).height)
+
+
+async def find(pilot: Any, words: str) -> None:
+    await pilot.press("ctrl+f")
+    await wait_for(pilot, lambda: pilot.app.query(SearchBar) and bar(pilot.app).has_class("open"))
+    field = bar(pilot.app).query_one(Input)
+    field.value = ""
+    await pilot.press(*words)
+    await pilot.pause(0.1)
+
+
+async def test_a_match_in_a_folded_tool_result_opens_it_and_esc_closes(project: Path) -> None:
+    write(project / "notes.txt", "the secret word is zanzibar\n")
+    script = [Reply("Reading.", calls=[Call("read", {"path": "notes.txt"})]), Reply("Read it.")]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url)
+        app = TuiAgentApp(session)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await send(pilot, "what do my notes say?")
+            await turn_over(pilot)
+            fold = app.chat.query_one(ResultFold)
+            assert fold.collapsed
+            await find(pilot, "ZANZIBAR")  # case ignored
+            await wait_for(pilot, lambda: not fold.collapsed)
+            assert count(app) == "1 of 1"
+            block = app.chat.query_one(ToolCallBlock)
+            assert block.has_class("search-current")
+            assert fold.body is not None and fold.body.display
+            await wait_for(pilot, lambda: in_view(app, fold.body))
+            # the JSON is code (no selection): the match is marked in a copy of it
+            await wait_for(pilot, lambda: bar(app)._code is not None)
+            original = bar(app)._code[1]
+            assert fold.body.content is not original and "zanzibar" in original.code
+
+            await pilot.press("escape")
+            assert fold.body.content is original  # the marks go with the bar
+            assert not bar(app).has_class("open")
+            assert not block.has_class("search-current") and not block.has_class("search-hit")
+            assert app.screen.selections == {}
+            assert app.focused is app.prompt
+            await pilot.press("ctrl+f")  # again: the words are kept, found again
+            await wait_for(pilot, lambda: count(app) == "1 of 1")
+
+
+async def test_n_and_enter_go_up_shift_enter_and_capital_n_come_back(project: Path) -> None:
+    script = [
+        Reply("The cobalt reply.", calls=[Call("glob", {"pattern": "**/cobalt*.py"})]),
+        Reply("Nothing there."),
+        Reply("Plain answer."),
+    ]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url)
+        app = TuiAgentApp(session)
+        async with app.run_test(size=SIZE) as pilot:
+            await send(pilot, "find cobalt files")
+            await turn_over(pilot)
+            await send(pilot, "and COBALT again")
+            await turn_over(pilot)
+            await find(pilot, "cobalt")
+            # the prompt, the reply, the call's arguments, the second prompt
+            found = [m.part.text for m in bar(app).matches]
+            assert found == [
+                "find cobalt files",
+                "The cobalt reply.",
+                'glob {"pattern": "**/cobalt*.py"}',
+                "and COBALT again",
+            ]
+            assert count(app) == "4 of 4"  # the newest first
+            await wait_for(pilot, lambda: selected(app) == "COBALT")
+            assert isinstance(bar(app).matches[3].part.block, UserMessage)
+            await pilot.press("enter")  # from the words: up, to the one before
+            await wait_for(pilot, lambda: count(app) == "3 of 4")
+            await wait_for(pilot, lambda: selected(app) == "cobalt")  # in the arguments
+            await pilot.press("n")  # the bar has the focus now: n and N move
+            await wait_for(pilot, lambda: count(app) == "2 of 4")
+            await pilot.press("N")
+            await wait_for(pilot, lambda: count(app) == "3 of 4")
+            await pilot.press("shift+enter")
+            await wait_for(pilot, lambda: count(app) == "4 of 4")
+            await pilot.press("shift+enter")  # round to the oldest
+            await wait_for(pilot, lambda: count(app) == "1 of 4")
+            await wait_for(pilot, lambda: selected(app).lower() == "cobalt")
+            first = bar(app).matches[0].part.block
+            assert isinstance(first, UserMessage) and first.has_class("search-current")
+            assert in_view(app, first)
+            await pilot.press("slash")  # back to the words
+            await pilot.press("backspace", *"x")
+            await wait_for(pilot, lambda: count(app) == "no match")
+            assert app.screen.selections == {}
+
+
+async def test_blocks_folded_far_above_and_folded_thinking_open_for_a_match(project: Path) -> None:
+    long_reply = "\n\n".join(f"paragraph {n}" for n in range(60))
+    script = [Reply("Short.", thinking="pondering the quasar"), Reply(long_reply, chunk_words=80)]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url)
+        app = TuiAgentApp(session)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await send(pilot, "the first prompt mentions a narwhal")
+            await turn_over(pilot)
+            await send(pilot, "now a long answer")
+            await turn_over(pilot)
+            chat = app.chat
+            await wait_for(pilot, lambda: chat.folded)  # the first blocks are folded away
+            first = chat.query(UserMessage).first()
+            assert not first.display
+            await find(pilot, "narwhal")
+            await wait_for(pilot, lambda: first.display and in_view(app, first))
+            assert selected(app) == "narwhal"
+            thinking = chat.query_one(Thinking)
+            assert thinking.collapsed
+            await find(pilot, "quasar")
+            await wait_for(pilot, lambda: not thinking.collapsed)
+            await wait_for(pilot, lambda: selected(app) == "quasar")
+
+
+async def test_a_resumed_conversations_earlier_messages_are_drawn_to_reach_a_match(
+    project: Path,
+) -> None:
+    script = [Reply(f"answer {n}") for n in range(40)]
+    async with FakeOpenAI(script) as server:
+        first = create_session(project, base_url=server.base_url)
+        await first.turn("where is the walrus?")
+        for n in range(39):
+            await first.turn(f"prompt {n}")
+        await first.close()
+    session = create_session(project)
+    assert session.conversation.resume(first.id)
+    app = TuiAgentApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_prompt(pilot)
+        assert app.chat.older is not None  # only the newest messages are drawn
+        await find(pilot, "walrus")
+        await wait_for(pilot, lambda: count(app) == "no match · 1 earlier: N")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bar(app).matches, timeout=10)
+        await wait_for(pilot, lambda: selected(app) == "walrus")
+        assert count(app) == "1 of 1"
+        await wait_for(pilot, lambda: in_view(app, bar(app).matches[0].part.block))
+
+
+async def test_ctrl_f_does_nothing_over_a_dialog(project: Path) -> None:
+    app = TuiAgentApp(create_session(project))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_prompt(pilot)
+        await send(pilot, "/resume")
+        await wait_for(pilot, lambda: len(app.screen_stack) > 1)
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        assert not app.query(SearchBar)
+
+
+# -- snapshots --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def resumed(isolated_home: Path) -> Any:
+    """A journaled conversation (the real Journal) with a tool call whose result holds
+    the words searched, resumed: every time shown is the journal's, not the clock's."""
+    root = isolated_home / "demo"
+    (root / ".git").mkdir(parents=True)
+    journal = Journal("20250601-120000-aaaaaa", root)
+    call = {"id": "c1", "type": "function", "function": {"name": "grep", "arguments": "{}"}}
+    call["function"]["arguments"] = '{"pattern": "retry"}'
+    for message in [
+        {"role": "user", "content": "where does the client retry?"},
+        {"role": "assistant", "content": "Let me search.", "tool_calls": [call]},
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": '{"matches": ["http.py:12: def retry(request, attempts=3):", '
+            '"http.py:40:     return retry(request)"], "count": 2}',
+        },
+        {"role": "assistant", "content": "`retry` in **http.py** tries three times."},
+    ]:
+        journal.append(message)
+    journal.close()
+    session = create_session(root)
+    assert session.conversation.resume("20250601-120000-aaaaaa")
+    return session
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_search_snapshot(snap_compare: Any, resumed: Any, size: tuple[int, int]) -> None:
+    async def run_before(pilot: Any) -> None:
+        (await wait_for_prompt(pilot)).cursor_blink = False
+        await find(pilot, "attempts")
+        bar(pilot.app).query_one(Input).cursor_blink = False
+        await wait_for(pilot, lambda: not pilot.app.chat.query_one(ResultFold).collapsed)
+        await pilot.pause(0.3)
+
+    assert snap_compare(TuiAgentApp(resumed), terminal_size=size, run_before=run_before)
