@@ -190,3 +190,23 @@ def test_a_summary_is_read_again_only_when_the_journal_changed(project: Path) ->
     session.conversation.rename("two")
     again = titles.summarize(path)
     assert again is not first and again is not None and again.title == "two"
+
+
+async def test_control_characters_never_reach_a_title_or_a_preview(project: Path) -> None:
+    async with FakeOpenAI([Reply("\x1b]52;c;cGF3bmVk\x07clipboard\x1b[2J")]) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        await session.turn("\x1b[31mred\x1b[0m prompt\x07")
+        await session.close()
+    session.conversation.rename("a \x1b[2Jtitle\x9b")
+    [found] = session.conversation.sessions()
+    assert found.title == "a [2Jtitle"
+    assert found.first_prompt == "[31mred[0m prompt"
+    assert found.last_reply == "]52;c;cGF3bmVkclipboard[2J"
+    assert titles.default_title("\x1b[31mred") == "[31mred"
+
+
+def test_a_fifo_among_the_journals_is_left_alone(project: Path) -> None:
+    session = create_session(project)
+    session.conversation.rename("listed")
+    os.mkfifo(sessions_dir() / "stuck.jsonl")  # reading it would wait for ever
+    assert [s.title for s in session.conversation.sessions()] == ["listed"]

@@ -12,6 +12,8 @@ size and time stay the same, so reopening the picker or filtering reads nothing 
 from __future__ import annotations
 
 import json
+import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,10 +84,20 @@ class SessionSummary:
         return all(word in self.words for word in query.lower().split())
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters but newlines and tabs: a title or a preview
+    is printed to a terminal (an escape sequence in a prompt must not reach it)."""
+    return _CONTROL.sub("", text)
+
+
 def default_title(prompt: str) -> str:
     """A title from a prompt: its first line that is not blank, cut at a word near
     ``TITLE_LENGTH`` characters with an ellipsis."""
-    line = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
+    prompt = printable(prompt)
+    line = next((line.strip() for line in prompt.split("\n") if line.strip()), "")
     if len(line) <= TITLE_LENGTH:
         return line
     cut = line[:TITLE_LENGTH]
@@ -98,7 +110,7 @@ def default_title(prompt: str) -> str:
 def clean_title(title: str) -> str:
     """A title as ``/rename`` keeps it: one line, spaces collapsed; ValueError when empty
     or longer than ``RENAME_LENGTH``."""
-    cleaned = " ".join(title.split())
+    cleaned = " ".join(printable(title).split())
     if not cleaned:
         raise ValueError("a title needs some text: /rename TITLE")
     if len(cleaned) > RENAME_LENGTH:
@@ -115,7 +127,7 @@ def model_record(provider: str, model: str) -> dict[str, Any]:
 
 
 def _cut(text: str) -> str:
-    text = text.strip()
+    text = printable(text).strip()
     return text if len(text) <= PREVIEW_LENGTH else text[:PREVIEW_LENGTH].rstrip() + " …"
 
 
@@ -128,6 +140,8 @@ def summarize(path: Path) -> SessionSummary | None:
     try:
         info = path.stat()
     except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):  # a fifo or a device would never end a read
         return None
     key = (info.st_mtime_ns, info.st_size)
     kept = _cache.get(str(path))
@@ -151,9 +165,9 @@ def _read(path: Path, modified: float, size: int) -> SessionSummary | None:
     for record in records[1:]:
         kind = record.get("type")
         if kind == "title" and isinstance(record.get("title"), str):
-            title = record["title"]
+            title = " ".join(printable(record["title"]).split())[:RENAME_LENGTH]
         elif kind == "model" and isinstance(record.get("model"), str):
-            model = record["model"]
+            model = printable(record["model"])[:100]
         elif kind == "message" and isinstance(record.get("message"), dict):
             count += 1
             message = _typed(record["message"])
@@ -165,7 +179,7 @@ def _read(path: Path, modified: float, size: int) -> SessionSummary | None:
                     prompts.append(message.prompt[:300])
             elif isinstance(message, AssistantMessage) and message.text.strip():
                 last_reply = message.text
-    session_id = str(head.get("id") or path.stem)
+    session_id = path.stem  # what --resume and /resume find it by
     directory = str(head.get("directory", ""))
     shown = title or default_title(first_prompt)
     words = " ".join([shown, session_id, model, directory, *prompts, last_prompt]).lower()
