@@ -13,7 +13,8 @@ fetch again.
 A fetch (and a search) runs in a daemon thread of its own, not the event loop's executor:
 Esc cancels the turn and the tool answers "cancelled" at once, its page is never cached,
 and nothing waits for the download (quitting the app or the end of ``tui-agent run`` used
-to wait for it until the fetch's ``timeout``).
+to wait for it until the fetch's ``timeout``); the client gets the cancel too and shuts
+its connection at once.
 """
 
 from __future__ import annotations
@@ -131,7 +132,9 @@ def fetch_plugin(session: tui_agent.Session) -> None:
             cache.move_to_end(key)
             return {**cache[key], "cached": True}
         try:
-            got = web.fetch(url, settings(), opened=opened, may_follow=may_follow)
+            got = web.fetch(
+                url, settings(), opened=opened, may_follow=may_follow, cancelled=cancelled
+            )
         except web.FetchError as exc:
             return {"error": str(exc)}
         if isinstance(got, web.Redirect):

@@ -5,13 +5,19 @@ byte cap within one deadline for the whole fetch, redirects followed hop by hop.
 Proxy variables (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``, either case) are honoured:
 through a proxy the name is still checked here when it resolves here (a name that does not
 is left to the proxy, which resolves it itself).
+
+A ``cancelled`` event (set from another thread: Esc) is checked before each hop and in the
+read loop, and a watcher shuts the open socket as soon as it is set, so a cancelled fetch
+waiting on a slow or silent server lets go of it at once, not at the fetch's ``timeout``.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -111,15 +117,19 @@ def fetch(
     opened: Callable[[str], bool] = lambda subject: False,
     may_follow: Callable[[str], bool] = lambda subject: False,
     resolver: Resolver | None = None,
+    cancelled: threading.Event | None = None,
 ) -> Page | Redirect:
     """GET ``url``. ``opened(subject)``: a rule names this host itself, so a private
     address is allowed for it. ``may_follow(subject)``: the rules allow a redirect to this
-    other host without asking. Raises ``FetchError``."""
+    other host without asking. ``cancelled``: once set, the fetch stops (its socket shut at
+    once) with a ``FetchError``. Raises ``FetchError``."""
     deadline = time.monotonic() + settings.timeout
     redirects: list[str] = []
     current = url
     first: Target | None = None
     while True:
+        if cancelled is not None and cancelled.is_set():
+            raise FetchError(f"{current}: cancelled")
         try:
             target = parse(current)
         except URLError as exc:
@@ -128,7 +138,7 @@ def fetch(
             first = target
         elif target.host != first.host and not may_follow(target.subject):
             return Redirect(url, target.url, redirects)
-        page = _one(target, settings, deadline, opened, resolver)
+        page = _one(target, settings, deadline, opened, resolver, cancelled)
         if isinstance(page, str):  # a redirect's Location
             if len(redirects) >= settings.max_redirects:
                 raise FetchError(f"{url}: more than {settings.max_redirects} redirects")
@@ -158,6 +168,7 @@ def _one(
     deadline: float,
     opened: Callable[[str], bool],
     resolver: Resolver | None,
+    cancelled: threading.Event | None = None,
 ) -> Page | str:
     if local_name(target.host) and not opened(target.subject):  # even if it does not resolve
         raise _refuse_private(target, ("a local name",))
@@ -177,6 +188,61 @@ def _one(
         raise FetchError(f"{target.url}: timed out after {settings.timeout:g} s")
     connection = _connection(target, address, proxy, left)
     try:
+        connection.connect()
+    except TimeoutError:
+        connection.close()
+        raise FetchError(f"{target.url}: timed out after {settings.timeout:g} s") from None
+    except OSError as exc:
+        connection.close()
+        raise FetchError(f"{target.url}: {exc.strerror or exc}") from None
+    with _watch(connection, cancelled):
+        return _exchange(connection, target, proxy, settings, deadline, cancelled)
+
+
+@contextmanager
+def _watch(
+    connection: http.client.HTTPConnection, cancelled: threading.Event | None
+) -> Iterator[None]:
+    """While the exchange runs, a daemon thread shuts the socket the moment ``cancelled``
+    is set (a read blocked on a silent server returns at once); closed in any case after."""
+    if cancelled is None:
+        try:
+            yield
+        finally:
+            connection.close()
+        return
+    over = threading.Event()
+
+    def watcher() -> None:
+        import socket
+
+        while not over.is_set():
+            if cancelled.wait(0.1):
+                sock = connection.sock
+                if sock is not None and not over.is_set():
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                return
+
+    threading.Thread(target=watcher, name="tui-agent-fetch-cancel", daemon=True).start()
+    try:
+        yield
+    finally:
+        over.set()
+        connection.close()
+
+
+def _exchange(
+    connection: http.client.HTTPConnection,
+    target: Target,
+    proxy: Target | None,
+    settings: FetchSettings,
+    deadline: float,
+    cancelled: threading.Event | None,
+) -> Page | str:
+    try:
         path = target.url if proxy is not None and target.scheme == "http" else target.path
         connection.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
         connection.putheader("Host", target.subject)
@@ -188,15 +254,17 @@ def _one(
         response = connection.getresponse()
         if response.status in (301, 302, 303, 307, 308) and response.getheader("Location"):
             return str(response.getheader("Location"))
-        body, truncated = _read(response, connection, settings, deadline, target)
-    except TimeoutError:
-        raise FetchError(f"{target.url}: timed out after {settings.timeout:g} s") from None
-    except OSError as exc:
-        raise FetchError(f"{target.url}: {exc.strerror or exc}") from None
-    except Exception as exc:  # http.client's HTTPException and friends
+        body, truncated = _read(response, connection, settings, deadline, target, cancelled)
+    except FetchError:
+        raise
+    except Exception as exc:  # OSError, http.client's HTTPException and friends
+        if cancelled is not None and cancelled.is_set():
+            raise FetchError(f"{target.url}: cancelled") from None
+        if isinstance(exc, TimeoutError):
+            raise FetchError(f"{target.url}: timed out after {settings.timeout:g} s") from None
+        if isinstance(exc, OSError):
+            raise FetchError(f"{target.url}: {exc.strerror or exc}") from None
         raise FetchError(f"{target.url}: {type(exc).__name__}: {exc}") from None
-    finally:
-        connection.close()
     media, _, params = (response.getheader("Content-Type") or "").partition(";")
     charset = None
     for param in params.split(";"):
@@ -221,6 +289,7 @@ def _read(
     settings: FetchSettings,
     deadline: float,
     target: Target,
+    cancelled: threading.Event | None = None,
 ) -> tuple[bytes, bool]:
     """The body, at most ``max_bytes`` (decompressed), before the deadline: a server that
     sends a byte a second is cut off at the deadline, not waited for."""
@@ -236,6 +305,8 @@ def _read(
     size = 0
     cap = settings.max_bytes
     while size <= cap:
+        if cancelled is not None and cancelled.is_set():
+            raise FetchError(f"{target.url}: cancelled ({size} bytes read)")
         left = deadline - time.monotonic()
         if left <= 0:
             raise FetchError(
@@ -250,5 +321,7 @@ def _read(
             data = inflate.decompress(data, cap + 1 - size)
         chunks.append(data)
         size += len(data)
+    if cancelled is not None and cancelled.is_set():  # the watcher's shutdown reads as an end
+        raise FetchError(f"{target.url}: cancelled ({size} bytes read)")
     body = b"".join(chunks)
     return body[:cap], size > cap
