@@ -988,7 +988,7 @@ async def test_clicking_a_dropdown_entry_picks_it(project: Path) -> None:
         menu = app.query_one(CompletionMenu)
         assert menu.has_class("visible")
         options = [str(menu.get_option_at_index(i).prompt) for i in range(menu.option_count)]
-        assert options == ["/redo", "/reload", "/resume", "/rewind"]
+        assert options == ["/redo", "/reload", "/rename", "/resume", "/rewind"]
         # the second entry sits on the menu's second content line (below the top border)
         assert await pilot.click(menu, offset=(3, 2))
         await pilot.pause()
