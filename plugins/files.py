@@ -95,7 +95,8 @@ def files(session: tui_agent.Session) -> None:
         read_only=True,
         description=(
             "Read a text file: numbered lines from `offset`, at most `limit` (2000) and 50 KB; "
-            "`next_offset` to go on. Lists a folder; refuses binary files."
+            "`next_offset` to go on. Lists a folder; shows an image (PNG, JPEG, GIF, WebP) to "
+            "a model that takes images; refuses other binary files."
         ),
         params={
             "path": {"type": "string", "description": "File to read"},
