@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import shlex
 from datetime import datetime
 
 import tui_agent
 from tui_agent.budget import estimate, text_tokens
 from tui_agent.describe import tool_markdown, tools_markdown
+
+log = logging.getLogger("tui_agent.commands")
 
 
 def _tool_name(definition: dict[str, object]) -> object:
@@ -243,6 +246,35 @@ def session_commands(session: tui_agent.Session) -> None:
             + (f" ({title})" if title else "")
             + f": {len(session.conversation)} messages."
         )
+
+    asked: set[str] = set()  # the conversations whose title the model was asked for
+    titling: set[asyncio.Task[None]] = set()
+
+    async def title_by_model(reply: str, continued: bool) -> None:
+        """``[sessions] model_titles = true``: after the first turn of a conversation the
+        model gives it a title (one request; a name given with /rename stays)."""
+        table = session.config.get("sessions")
+        conversation = session.conversation
+        if not (isinstance(table, dict) and table.get("model_titles") is True):
+            return
+        if conversation.deferred or conversation.titled_by or conversation.id in asked:
+            return
+        asked.add(conversation.id)
+
+        async def ask() -> None:
+            try:
+                await conversation.title_from_model()
+            except Exception:  # a title is not worth a failed turn: the first prompt stays
+                log.warning("no title from the model", exc_info=True)
+
+        if session.frontend.interactive:  # the app goes on; a run waits for it
+            task = asyncio.get_running_loop().create_task(ask())
+            titling.add(task)
+            task.add_done_callback(titling.discard)
+        else:
+            await ask()
+
+    session.on("stop", title_by_model)
 
     @session.commands.register(
         "rename", description="Name this session: /rename TITLE (shown by /resume and /sessions)"

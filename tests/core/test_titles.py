@@ -210,3 +210,81 @@ def test_a_fifo_among_the_journals_is_left_alone(project: Path) -> None:
     session.conversation.rename("listed")
     os.mkfifo(sessions_dir() / "stuck.jsonl")  # reading it would wait for ever
     assert [s.title for s in session.conversation.sessions()] == ["listed"]
+
+
+@pytest.fixture
+def model_titles(user_config_dir: Path) -> None:
+    """``[sessions] model_titles = true`` in the user config (after what is there)."""
+    path = user_config_dir / "config.toml"
+    path.write_text(path.read_text() + "\n[sessions]\nmodel_titles = true\n")
+
+
+@pytest.mark.parametrize(
+    ("answer", "title"),
+    [
+        ("Parser crash on empty input", "Parser crash on empty input"),
+        ('\n**"Fix parser crash."**\nmore words', "Fix parser crash"),
+        ("Title: Retry logic redesign", "Retry logic redesign"),
+        ("# " + "word " * 30, "word " * 11 + "word…"),
+        ("\n  \n", ""),
+    ],
+)
+def test_a_models_answer_gives_one_clean_line(answer: str, title: str) -> None:
+    assert titles.model_title(answer) == title
+
+
+async def test_with_model_titles_the_model_names_the_session_after_its_first_turn(
+    project: Path, model_titles: None
+) -> None:
+    script = [Reply("Look at parse()."), Reply('"Parser crash on empty input."'), Reply("ok")]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        await session.turn("the parser crashes when the input is empty, why?")
+        await session.turn("and now?")  # one title: no second request
+        await session.close()
+    assert len(server.requests) == 3
+    asked = server.requests[1]
+    assert not asked.get("tools")
+    assert "the parser crashes when the input is empty" in asked["messages"][-1]["content"]
+    [found] = session.conversation.sessions()
+    assert (found.title, found.named, found.titled_by) == (
+        "Parser crash on empty input",
+        False,
+        "model",
+    )
+    assert session.conversation.messages[-1].text == "ok"  # the conversation untouched
+    assert len(session.conversation.messages) == 4
+    session.conversation.rename("mine")  # a name given beats the model's
+    assert session.conversation.sessions()[0].title == "mine"
+
+
+async def test_without_the_setting_no_title_is_asked_and_a_named_session_is_never_retitled(
+    project: Path, user_config_dir: Path
+) -> None:
+    async with FakeOpenAI([Reply("one")]) as server:
+        session = create_session(project, base_url=server.base_url)
+        await session.turn("first")
+        await session.close()
+    assert len(server.requests) == 1  # nothing asked: the setting is off by default
+    path = user_config_dir / "config.toml"
+    path.write_text(path.read_text() + "\n[sessions]\nmodel_titles = true\n")
+    async with FakeOpenAI([Reply("two")]) as server:
+        named = create_session(project, base_url=server.base_url)
+        named.conversation.rename("named first")
+        await named.turn("a prompt")
+        await named.close()
+    assert len(server.requests) == 1
+    assert named.conversation.title == "named first"
+
+
+async def test_a_failing_title_request_leaves_the_first_prompt_as_the_title(
+    project: Path, model_titles: None
+) -> None:
+    script = [Reply("fine"), Reply(status=500, error="down")]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url)
+        assert await session.turn("keep my words") == "fine"
+        await session.close()
+        assert len(server.requests) >= 2  # the title was asked for, and failed
+    assert session.conversation.title == "keep my words"
+    assert session.conversation.titled_by == ""

@@ -241,3 +241,20 @@ def test_picker_snapshot(snap_compare: Any, demo: Path, size: tuple[int, int]) -
     assert snap_compare(
         TuiAgentApp(create_session(demo)), terminal_size=size, run_before=run_before
     )
+
+
+async def test_in_the_app_the_models_title_comes_after_the_turn_and_shows_in_the_picker(
+    project: Path, user_config_dir: Path
+) -> None:
+    path = user_config_dir / "config.toml"
+    path.write_text(path.read_text() + "\n[sessions]\nmodel_titles = true\n")
+    script = [Reply("It is in auth.py.", delay=0.01), Reply("Login code location")]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url)
+        async with TuiAgentApp(session).run_test(size=SIZE) as pilot:
+            await send(pilot, "where is the login code?")
+            await wait_for(pilot, lambda: session.conversation.titled_by == "model")
+            assert "Login code location" not in chat_text(pilot.app)  # not a reply
+            await send(pilot, "/resume")
+            picker = await picker_of(pilot)
+            assert "Login code location" in rows(picker)[0]

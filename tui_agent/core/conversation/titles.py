@@ -46,6 +46,7 @@ class SessionSummary:
     model: str = ""
     size: int = 0
     named: bool = False
+    titled_by: str = ""  # "person" (/rename), "model" (its summary), "" (the first prompt)
     first_prompt: str = ""
     last_prompt: str = ""
     last_reply: str = ""
@@ -57,6 +58,7 @@ class SessionSummary:
             "id": self.id,
             "title": self.title,
             "named": self.named,
+            "titled_by": self.titled_by,
             "directory": self.directory,
             "created": self.created,
             "modified": self.modified,
@@ -118,8 +120,29 @@ def clean_title(title: str) -> str:
     return cleaned
 
 
-def title_record(title: str) -> dict[str, Any]:
-    return {"type": "title", "title": clean_title(title)}
+def title_record(title: str, by: str = "person") -> dict[str, Any]:
+    """A ``title`` record: given by the person (``/rename``) or the model's summary
+    (``by="model"``: ``[sessions] model_titles``), which a name given always beats."""
+    record: dict[str, Any] = {"type": "title", "title": clean_title(title)}
+    if by != "person":
+        record["by"] = by
+    return record
+
+
+TITLE_REQUEST = (
+    "Give a title of at most eight words for a coding session that starts with the "
+    "request below. Answer with the title only: no quotes, no full stop.\n\n"
+)
+
+
+def model_title(reply: str) -> str:
+    """The title in a model's answer to ``TITLE_REQUEST``: its first line that is not
+    blank, without Markdown marks or quotes, cut as ``default_title`` cuts ("" if none)."""
+    for line in printable(reply).split("\n"):
+        line = line.strip().strip("#*_`\"'“”‘’ ").removeprefix("Title:").strip().rstrip(".")
+        if line:
+            return default_title(line)
+    return ""
 
 
 def model_record(provider: str, model: str) -> dict[str, Any]:
@@ -157,7 +180,7 @@ def _read(path: Path, modified: float, size: int) -> SessionSummary | None:
     if not records or records[0].get("type") != "session":
         return None
     head = records[0]
-    title = ""
+    title = summary_title = ""
     model = ""
     count = turns = 0
     first_prompt = last_prompt = last_reply = ""
@@ -165,7 +188,11 @@ def _read(path: Path, modified: float, size: int) -> SessionSummary | None:
     for record in records[1:]:
         kind = record.get("type")
         if kind == "title" and isinstance(record.get("title"), str):
-            title = " ".join(printable(record["title"]).split())[:RENAME_LENGTH]
+            given = " ".join(printable(record["title"]).split())[:RENAME_LENGTH]
+            if record.get("by") == "model":
+                summary_title = given
+            else:
+                title = given
         elif kind == "model" and isinstance(record.get("model"), str):
             model = printable(record["model"])[:100]
         elif kind == "message" and isinstance(record.get("message"), dict):
@@ -181,7 +208,7 @@ def _read(path: Path, modified: float, size: int) -> SessionSummary | None:
                 last_reply = message.text
     session_id = path.stem  # what --resume and /resume find it by
     directory = str(head.get("directory", ""))
-    shown = title or default_title(first_prompt)
+    shown = title or summary_title or default_title(first_prompt)
     words = " ".join([shown, session_id, model, directory, *prompts, last_prompt]).lower()
     return SessionSummary(
         id=session_id,
@@ -195,6 +222,7 @@ def _read(path: Path, modified: float, size: int) -> SessionSummary | None:
         model=model,
         size=size,
         named=bool(title),
+        titled_by="person" if title else "model" if summary_title else "",
         first_prompt=_cut(first_prompt),
         last_prompt=_cut(last_prompt),
         last_reply=_cut(last_reply),

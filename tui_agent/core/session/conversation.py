@@ -174,10 +174,37 @@ class SessionConversation(Transcript):
                 return titles.default_title(message.prompt)
         return ""
 
-    def rename(self, title: str) -> str:
+    @property
+    def titled_by(self) -> str:
+        """Who gave the title: "person" (``rename``), "model" (its summary, ``[sessions]
+        model_titles``) or "" (none: the first prompt's start)."""
+        summary = titles.summarize(self.journal.path) if self.journal.path.exists() else None
+        return summary.titled_by if summary is not None else ""
+
+    async def title_from_model(self) -> str:
+        """Ask the model for a title of this conversation from its first prompt (one
+        request, no tools, the conversation untouched: ``[sessions] model_titles``) and
+        record it, unless someone named the session meanwhile; the title, or "" (no
+        prompt yet, no title in the answer, or named)."""
+        first = next(
+            (m for m in self.held if isinstance(m, UserMessage) and m.origin == "prompt"), None
+        )
+        if first is None:
+            return ""
+        ask = {"role": "user", "content": titles.TITLE_REQUEST + first.prompt[:4000]}
+        title = titles.model_title(await self.complete([ask]))
+        if not title or self.titled_by == "person":
+            return ""
+        return self.rename(title, by="model")
+
+    def rename(self, title: str, by: str = "person") -> str:
         """Name this conversation ``title`` (one line, at most ``titles.RENAME_LENGTH``
-        characters; ValueError otherwise), recorded in its journal; returns the title."""
-        record = titles.title_record(title)
+        characters; ValueError otherwise), recorded in its journal; returns the title.
+        ``by="model"``: ``title`` is a model's answer to ``titles.TITLE_REQUEST`` (its
+        first line is taken), and a name the person gave stays."""
+        if by == "model":
+            title = titles.model_title(title)
+        record = titles.title_record(title, by)
         self.journal.write_record(record)
         if self.journal.failed:
             raise ValueError(f"could not write the title to {self.journal.path}")
