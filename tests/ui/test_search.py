@@ -14,7 +14,16 @@ from textual.widgets import Input, Label
 
 from tui_agent import create_session
 from tui_agent.core.conversation.journal import Journal
-from tui_agent.testing import Call, FakeOpenAI, Reply, send, turn_over, wait_for, wait_for_prompt
+from tui_agent.testing import (
+    Call,
+    FakeOpenAI,
+    Reply,
+    chat_text,
+    send,
+    turn_over,
+    wait_for,
+    wait_for_prompt,
+)
 from tui_agent.ui.app import TuiAgentApp
 from tui_agent.ui.blocks.message import UserMessage
 from tui_agent.ui.blocks.thinking import Thinking
@@ -184,6 +193,28 @@ async def test_a_resumed_conversations_earlier_messages_are_drawn_to_reach_a_mat
         await wait_for(pilot, lambda: selected(app) == "walrus")
         assert count(app) == "1 of 1"
         await wait_for(pilot, lambda: in_view(app, bar(app).matches[0].part.block))
+
+
+async def test_a_subagents_folded_steps_and_a_commands_output_are_searched(
+    project: Path, sandbox_off: None
+) -> None:
+    app = TuiAgentApp(create_session(project))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_prompt(pilot)
+        await app.chat.start_task("t1", "explore", "look around")
+        task = app.chat.tasks["t1"]
+        task.add_text("first the walrus step\n" + "".join(f"step {n}\n" for n in range(8)))
+        await pilot.pause(0.3)
+        assert task.collapsed and "walrus" not in str(task.body.content)  # folded away
+        await send(pilot, "!echo narwhal-output")
+        await wait_for(pilot, lambda: "narwhal-output" in chat_text(app), timeout=10)
+        await turn_over(pilot)
+        await find(pilot, "walrus")
+        await wait_for(pilot, lambda: not task.collapsed)
+        await wait_for(pilot, lambda: selected(app) == "walrus")
+        await find(pilot, "narwhal")
+        assert count(app) == "2 of 2"  # the command and its output
+        await wait_for(pilot, lambda: selected(app) == "narwhal")
 
 
 async def test_ctrl_f_does_nothing_over_a_dialog(project: Path) -> None:

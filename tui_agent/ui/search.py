@@ -118,8 +118,9 @@ def parts_of(block: Widget) -> list[Part]:
             if block.collapsed:
                 block.toggle()
 
-        text = "\n".join([block.description, *(row.plain for row in block.rows())])
-        return [Part(block, text, open_task)]
+        # as the open block shows it: the header, then every step (folded: the last few)
+        lines = [f"{block.agent} {block.description}", *(r.plain for r in block.step_rows())]
+        return [Part(block, "\n".join(lines), open_task)]
     if isinstance(block, ShellBlock):
         return [Part(block, f"{block.command}\n{block.text}")]
     return []
