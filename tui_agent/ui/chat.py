@@ -325,9 +325,18 @@ class ChatView(VerticalScroll):
             self.fold_later()
 
     async def add_user(self, text: str, chips: Sequence[str] = ()) -> None:
-        """``chips``: the labels of the ``@path`` attachments sent with it."""
+        """``chips``: the labels of the ``@path`` attachments sent with it; a
+        ``blocks.image.Chips`` brings its images too, previewed under the message where
+        the terminal shows images."""
         await self.end_reply()
         await self.mount(user_message(text, chips))
+        images = getattr(chips, "images", ())
+        if images:
+            from .blocks.image import preview  # with the first image sent
+
+            shown = preview(images)
+            if shown is not None:
+                await self.mount(shown)
         await self.prune()
 
     async def start_shell(self, command: str, outside: bool = False) -> None:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from textual.geometry import Size
 from textual.widget import Widget
 
+from .blocks.image import image_parts, preview
 from .blocks.markdown import ReplyMarkdown
 from .blocks.message import user_message
 from .blocks.reply import ReplyStream, split_markdown
@@ -211,6 +212,10 @@ def transcript_widgets(
     for message in shown:
         if isinstance(message, messages.UserMessage):
             widgets.append(_user_widget(message))
+            images = image_parts(message.get("content"))
+            shown = preview(images) if images else None  # where the terminal shows images
+            if shown is not None:
+                widgets.append(shown)
         elif isinstance(message, messages.AssistantMessage):
             if message.text:
                 for piece in split_markdown(message.text, ReplyStream.SEGMENT_BLOCKS):

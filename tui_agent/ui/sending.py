@@ -259,7 +259,12 @@ class SendingApp(SessionApp):
             if not self.prompt.refill(prompt):
                 self.notify("The prompt box was not empty: the prompt is in the history (Up).")
             return
-        chips = tuple(attachment.label for attachment in expanded.attachments)
+        chips: tuple[str, ...] = tuple(attachment.label for attachment in expanded.attachments)
+        images = [a.image for a in expanded.attachments if a.image is not None]
+        if images:  # previewed under the chips where the terminal shows images
+            from .blocks.image import Chips
+
+            chips = Chips(chips, images)
         self.post_message(UserLine(prompt, chips))
         self.update_status()
         self._announced = True
