@@ -154,6 +154,34 @@ async def test_the_picker_opens_at_start_for_tui_agent_resume(
         await wait_for(pilot, lambda: "The login code is in auth.py." in chat_text(app))
 
 
+async def test_resume_without_an_id_asks_about_trust_first(
+    project: Path, three: list[Session]
+) -> None:
+    """An untrusted folder with project code: ``tui-agent --resume`` shows the trust
+    question alone; the picker opens once it is answered (not on top of it)."""
+    from tui_agent.ui.dialogs.approval import TrustScreen
+
+    login = three[0]
+    plugin = project / ".agents" / "plugins" / "x.py"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text("import tui_agent\n")
+    app = TuiAgentApp(  # as `tui-agent --resume` makes it (cli.py): loaded by the app
+        make_session=lambda: create_session(project, load=False), directory=project
+    )
+    app.start_line = "/resume"
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: any(isinstance(s, TrustScreen) for s in app.screen_stack))
+        await pilot.pause(0.5)  # the picker would have opened by now
+        assert isinstance(app.screen, TrustScreen)
+        assert not any(isinstance(screen, SessionPicker) for screen in app.screen_stack)
+        await pilot.press("n")
+        picker = await picker_of(pilot)
+        assert len(rows(picker)) == 2
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: app.session.id == login.id)
+        await wait_for(pilot, lambda: "The login code is in auth.py." in chat_text(app))
+
+
 async def test_rename_shows_in_the_picker_and_an_empty_folder_says_so(
     project: Path, tmp_path: Path
 ) -> None:

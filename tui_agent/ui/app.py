@@ -83,6 +83,7 @@ class TuiAgentApp(SendingApp):
         self._steered: type | None = None  # the core's Steered, once connected
         self._unheard: list[Note] = []  # notes said before the app listened (shown on load)
         self.start_line: str | None = None  # run once loaded (`tui-agent --resume`: /resume)
+        self._asking_trust = False  # the trust dialog is open: start_line waits for it
         self._search: SearchBar | None = None  # Ctrl+F: mounted above the prompt when first used
         if session is not None:
             self._connect(session)
@@ -183,7 +184,12 @@ class TuiAgentApp(SendingApp):
             await session.reload()
             await self._after_load()
         self._session_loaded.set()
-        if self.start_line:
+        self._run_start_line()
+
+    def _run_start_line(self) -> None:
+        """``start_line`` once the session is loaded and the trust question (if asked) is
+        answered: the picker of ``tui-agent --resume`` never opens over the trust dialog."""
+        if self.start_line and not self._asking_trust and self._session_loaded.is_set():
             self.run_line(self.start_line)
             self.start_line = None
 
@@ -235,7 +241,10 @@ class TuiAgentApp(SendingApp):
                     f"Not trusted: the project code in {project} stays off.", kind="error"
                 )
             self.update_status()
+            self._asking_trust = False
+            self._run_start_line()
 
+        self._asking_trust = True
         self.push_screen(TrustScreen(self.label(session.workspace.project), files), answered)
 
     # -- approvals ----------------------------------------------------------------------------
