@@ -10,11 +10,13 @@ textual-image for a preview asks the terminal nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import pty
 import select
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -184,3 +186,64 @@ def test_loading_textual_image_asks_the_terminal_nothing() -> None:
     assert process.returncode == 0, process.stderr.read() if process.stderr else ""
     assert b"\x1b" not in written, written
     assert written.startswith(b"TGPImage "), written
+
+
+def run_in_a_terminal(project: Path, term: str, wait: float = 20.0) -> bytes:
+    """``tui-agent --continue`` in a real pseudo-terminal of 100x40 cells (1000x800
+    pixels) whose $TERM is ``term``: what it wrote until a second after the resumed reply
+    was drawn (or ``wait`` ran out), then it is stopped."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 1000, 800))
+    env = {k: v for k, v in os.environ.items() if k not in TERMINAL_VARIABLES}
+    env.update(TERM=term)
+    env.pop("TUI_AGENT_IMAGE_PREVIEW", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tui_agent", "--continue"],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        cwd=project,
+        env=env,
+        start_new_session=True,
+    )
+    os.close(follower)
+    written = b""
+    end = time.monotonic() + wait
+    seen: float | None = None
+    try:
+        while time.monotonic() < end and process.poll() is None:
+            ready, _, _ = select.select([leader], [], [], 0.1)
+            if ready:
+                try:
+                    written += os.read(leader, 65536)
+                except OSError:
+                    break
+            if seen is None and b"A devtools window." in written:
+                seen = time.monotonic()  # the resumed chat is drawn: a second more
+            if seen is not None and time.monotonic() - seen > 1.0:
+                break
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+        os.close(leader)
+    return written
+
+
+async def test_the_app_in_a_kitty_terminal_draws_the_preview(project: Path) -> None:
+    """The whole way: the app in a real pty whose $TERM is Kitty's sends the image to the
+    terminal (Kitty graphics protocol: the PNG in base64 chunks, ``f=100``, then a
+    virtual placement, ``a=p``) for a resumed message with ``@shot.png``; with a $TERM
+    that shows no images, nothing of the kind is sent."""
+    shutil.copy(SCREENSHOT, project / "shot.png")
+    async with FakeOpenAI([Reply("A devtools window.")]) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        await session.turn(session.conversation.expand("what is wrong here @shot.png"))
+        session.conversation.journal.close()
+    kitty = await asyncio.to_thread(run_in_a_terminal, project, "xterm-kitty")
+    assert b"A devtools window." in kitty
+    assert b"\x1b_Gi=" in kitty and b"f=100" in kitty, kitty[-2000:]
+    assert b"\x1b_Ga=p," in kitty
+    plain = await asyncio.to_thread(run_in_a_terminal, project, "xterm-256color")
+    assert b"A devtools window." in plain
+    assert b"\x1b_G" not in plain
