@@ -625,7 +625,7 @@ async def test_claude_settings_json_works_as_users_have_it(
                     ],
                 }
             ],
-            "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}],
+            "PermissionRequest": [{"hooks": [{"type": "command", "command": "log.sh"}]}],
         },
     }
     write(project / ".claude" / "settings.json", json.dumps(settings, indent=2))
@@ -643,7 +643,7 @@ async def test_claude_settings_json_works_as_users_have_it(
     assert results(fake_openai.requests[-1])[-1]["error"] == "rm is not allowed: rm keep.txt"
     (hook,) = in_force(session).hooks
     assert hook.source == str(project / ".claude" / "settings.json") and hook.timeout == 30
-    assert any("Notification" in note.text for note in session.output.history)
+    assert any("PermissionRequest" in note.text for note in session.output.history)
 
 
 @pytest.mark.parametrize(
@@ -701,7 +701,7 @@ def test_parse_takes_the_flat_and_the_nested_shape_and_says_what_it_does_not_run
                 {"matcher": "Edit", "hooks": [{"type": "command", "command": "b.sh"}]},
                 {"hooks": [{"type": "prompt", "prompt": "is this safe?"}]},
             ],
-            "SessionEnd": [{"hooks": [{"type": "command", "command": "c.sh"}]}],
+            "SubagentStart": [{"hooks": [{"type": "command", "command": "c.sh"}]}],
         },
         "settings.json",
     )
@@ -710,7 +710,7 @@ def test_parse_takes_the_flat_and_the_nested_shape_and_says_what_it_does_not_run
         ("Bash", "a.sh", 5.0),
         ("Edit", "b.sh", 60.0),
     ]
-    assert len(ignored) == 2 and "SessionEnd" in ignored[1] and '"prompt"' in ignored[0]
+    assert len(ignored) == 2 and "SubagentStart" in ignored[1] and '"prompt"' in ignored[0]
 
 
 # -- /hooks and the toolbox ------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -86,8 +86,11 @@ class Budget:
         provider: Callable[[], Provider],
         system_prompt: Callable[[], str],
         tools: Callable[[], list[dict[str, Any]]],
+        before_compact: Callable[[str, str], Awaitable[None]] | None = None,
     ) -> None:
         self.transcript = transcript
+        # (trigger "manual" | "auto", custom instructions): the PreCompact moment
+        self.before_compact = before_compact
         self.events = events
         self.output = output
         self.settings = settings
@@ -238,6 +241,8 @@ class Budget:
         messages = list(conversation.messages)
         if not messages:
             return None
+        if self.before_compact is not None:
+            await self.before_compact("manual" if reason == "command" else "auto", focus)
         window, _ = self.window()
         fixed = text_tokens(self.system_prompt()) + text_tokens(_tools_json(self.tools()))
         before = estimate_all(messages) + fixed

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,11 @@ from .child import ChildTranscript
 MAX_DEPTH = 3  # subagents that may delegate still stop at this depth
 TASK = "task"
 NOT_FOR_CHILDREN = frozenset({"todo"})  # the todo list is the main agent's
+
+
+UntilStopped = Callable[
+    [Callable[[str], Awaitable[ev.TurnFinished]], str, str, str], Awaitable[ev.TurnFinished]
+]
 
 
 @dataclass
@@ -66,6 +71,7 @@ class Delegation:
         write: Callable[[Mapping[str, Any]], None],
         problems: Callable[[list[str]], None] = lambda found: None,
         home: Path | None = None,
+        until_stopped: UntilStopped | None = None,
     ) -> None:
         self._project = project
         self._trusted = trusted
@@ -80,6 +86,8 @@ class Delegation:
         self._write = write
         self._problems = problems
         self.home = home
+        # (turn, prompt, agent, call id) -> the run's last outcome: the SubagentStop moment
+        self._until_stopped = until_stopped
         self._definitions: AgentSet | None = None
         self.running: dict[str, Running] = {}
         self._primary = ""  # the primary agent the session is (``use``), by name
@@ -274,7 +282,10 @@ class Delegation:
         self._events.emit(ev.SubagentStarted(call_id, name, description, model))
         outcome = ev.TurnFinished("", cancelled=True)
         try:
-            outcome = await child.turn(prompt)
+            if self._until_stopped is not None:
+                outcome = await self._until_stopped(child.turn, prompt, name, call_id)
+            else:
+                outcome = await child.turn(prompt)
         except Exception as exc:  # a bug of the loop's: the call's error, the session goes on
             outcome = ev.TurnFinished("", error=f"{type(exc).__name__}: {exc}")
         finally:

@@ -1,7 +1,8 @@
 """A session's moments that plugins may act on besides tool calls: a prompt submitted, a
-turn about to end, a conversation starting. The command hooks (``command_hooks.py``) are
-built on them; any plugin can register the same way (``session.on_prompt``,
-``session.on_stop``, ``session.on_start``).
+turn about to end, a conversation starting, a compaction about to run, a subagent about
+to finish, the session ending. The command hooks (``command_hooks.py``) are built on them;
+any plugin can register the same way (``session.on("prompt" | "stop" | "start" |
+"compact" | "subagent_stop" | "end", fn)``).
 
 Registrations belong to one load, like ``on_turn``: ``Extensions`` clears them when a load
 is replaced. What they add to the conversation says where it came from: a prompt with
@@ -37,6 +38,10 @@ __all__ = ["CONTEXT_CLOSE", "CONTEXT_OPEN", "FEEDBACK_CLOSE", "FEEDBACK_OPEN"]  
 PromptFn = Callable[[str], Any]  # (prompt as typed) -> context to add, or None
 StopFn = Callable[[str, int], Any]  # (final reply, continuations so far) -> feedback or None
 StartFn = Callable[[str], Any]  # ("startup" | "resume" | "clear") -> context or None
+CompactFn = Callable[[str, str], Any]  # ("manual" | "auto", custom instructions) -> None
+# (agent's name, its task call's id, its final reply, continuations so far) -> feedback or None
+SubagentStopFn = Callable[[str, str, str, int], Any]
+EndFn = Callable[[str], Any]  # (reason: "prompt_input_exit" | "other"…) -> None
 
 
 class PromptBlocked(Exception):
@@ -79,12 +84,17 @@ class Moments:
         self.prompt: list[PromptFn] = []
         self.stop: list[StopFn] = []
         self.start: list[StartFn] = []
+        self.compact: list[CompactFn] = []
+        self.subagent_stop: list[SubagentStopFn] = []
+        self.end: list[EndFn] = []
+        self.ended = False  # the end functions ran (they run once a session)
         self.pending: str | None = "startup"
         self.start_context = ""  # what the start functions said: part of the system prompt
 
     def clear(self) -> None:
         """A new load: its setups register again."""
         self.prompt, self.stop, self.start = [], [], []
+        self.compact, self.subagent_stop, self.end = [], [], []
 
     def restart(self, source: str) -> None:
         """A new conversation (``resume``, ``clear``): the start functions run again before
@@ -157,6 +167,62 @@ class Moments:
             if isinstance(text, str) and text.strip():
                 texts.append(text.strip())
         return "\n\n".join(texts) or None
+
+    async def compacting(self, trigger: str, instructions: str) -> None:
+        """Before a compaction (``trigger``: "manual" for ``/compact``, "auto" when the
+        window fills): the compact functions run; one that raises is said and the
+        compaction goes on."""
+        for fn in list(self.compact):
+            try:
+                await _value(fn, trigger, instructions)
+            except Exception as exc:
+                self._failed("compact", fn, exc)
+
+    async def subagent_until_stopped(
+        self,
+        turn: Callable[[str], Awaitable[TurnFinished]],
+        prompt: str,
+        agent: str,
+        call_id: str,
+    ) -> TurnFinished:
+        """A subagent's run (``turn(prompt)``) kept going, as ``until_stopped`` keeps the
+        session's, while a subagent_stop function answers its finished turn with feedback
+        (``MAX_STOP_CONTINUATIONS`` times at most; not after an error or a cancel)."""
+        outcome = await turn(prompt)
+        continued = 0
+        while self.subagent_stop and not outcome.error and not outcome.cancelled:
+            texts = []
+            for fn in list(self.subagent_stop):
+                try:
+                    text = await _value(fn, agent, call_id, outcome.reply, continued)
+                except Exception as exc:
+                    self._failed("subagent_stop", fn, exc)
+                    continue
+                if isinstance(text, str) and text.strip():
+                    texts.append(text.strip())
+            if not texts:
+                break
+            if continued >= MAX_STOP_CONTINUATIONS:
+                self.output.say(
+                    f"The subagent {agent} ends here: SubagentStop hooks kept it going "
+                    f"{continued} times, the most one task allows.",
+                    kind="error",
+                )
+                break
+            continued += 1
+            outcome = await turn(feedback_message("\n\n".join(texts)))
+        return outcome
+
+    async def ending(self, reason: str) -> None:
+        """The session ends (``session.close(reason)``): the end functions run, once."""
+        if self.ended:
+            return
+        self.ended = True
+        for fn in list(self.end):
+            try:
+                await _value(fn, reason)
+            except Exception as exc:
+                self._failed("end", fn, exc)
 
     def _failed(self, what: str, fn: Callable[..., Any], exc: Exception) -> None:
         log.warning("%s function %r failed", what, fn, exc_info=exc)

@@ -3,6 +3,10 @@
 methods: ``pre_tool_use`` and ``post_tool_use`` as global toolbox hooks,
 ``prompt_submitted``, ``stopping`` and ``session_started`` with ``session.on``.
 
+``follow`` runs ``Notification`` on the session's ``Attention`` events; ``session_ended``,
+``compacting`` and ``subagent_stopping`` are registered for the moments "end", "compact"
+and "subagent_stop".
+
 It uses of the session only ``HookHost``: what a plugin host offers the hooks.
 """
 
@@ -10,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..project.workspace import Workspace
 from ..protocol.approval import ApprovalRequest, Decision
 from ..protocol.errors import PermissionDenied
+from ..protocol.events import Attention, EventBus
 from ..protocol.messages import Message
 from ..protocol.output import Output
 from ..tools.toolbox import CallInfo, Toolbox, current_call
@@ -413,6 +418,111 @@ class Engine:
             if text:
                 texts.append(text)
         return "\n\n".join(texts) or None
+
+    # -- the events that decide nothing (Claude: exit 2 shows stderr to the user only) ---------
+
+    async def _tell(self, event: str, subject: str, **fields: Any) -> None:
+        """Run the hooks of ``event`` whose matcher takes ``subject``: their exit 2 (its
+        stderr) is said to the user; nothing else follows from them."""
+        for hook in self.hooks.for_event(event):
+            if not hook.matches(subject):
+                continue
+            outcome = await self._run(hook, self._payload(event, **fields))
+            if outcome is not None and outcome.code == 2:
+                self.session.output.say(
+                    f"{event} hook {hook.command!r}: {outcome.reason or 'exit 2'}", kind="error"
+                )
+
+    async def notification(self, kind: str, tool: str = "") -> None:
+        """The person is needed (``Attention``): "approval" is Claude's
+        ``permission_prompt``, "done" (the prompt waits) its ``idle_prompt``."""
+        kind = NOTIFICATION_TYPES.get(kind, kind)
+        if kind == "permission_prompt":
+            message = f"tui-agent needs your permission to use {claude_name(tool) or 'a tool'}"
+        else:
+            message = "tui-agent is waiting for your input"
+        await self._tell(
+            "Notification", kind, message=message, title="tui-agent", notification_type=kind
+        )
+
+    async def session_ended(self, reason: str) -> None:
+        """The session closes (``reason``: Claude's ``prompt_input_exit`` when the user
+        quits the app, ``other`` for runs and ACP)."""
+        await self._tell("SessionEnd", reason, reason=reason)
+
+    async def compacting(self, trigger: str, instructions: str) -> None:
+        """Before a compaction: ``trigger`` "manual" (``/compact``, whose text is the
+        ``custom_instructions``) or "auto"; the compaction goes on whatever they say."""
+        await self._tell("PreCompact", trigger, trigger=trigger, custom_instructions=instructions)
+
+    async def subagent_stopping(
+        self, agent: str, call_id: str, reply: str, continued: int
+    ) -> str | None:
+        """A subagent finished its task: exit 2 (stderr) or ``decision: "block"`` with a
+        ``reason`` keeps it going with that reason, as ``Stop`` does for the session
+        (``stop_hook_active`` is true on the runs it kept going)."""
+        reasons: list[str] = []
+        for hook in self.hooks.for_event("SubagentStop"):
+            if not hook.matches(agent):
+                continue
+            payload = self._payload(
+                "SubagentStop",
+                stop_hook_active=continued > 0,
+                agent_id=call_id,
+                agent_type=agent,
+                last_assistant_message=reply,
+            )
+            outcome = await self._run(hook, payload)
+            if outcome is None:
+                continue
+            if self._stops(outcome) is not None:  # its stopReason is said; it ends now
+                return None
+            if outcome.code == 2:
+                reason = outcome.reason
+            elif outcome.data is not None and outcome.data.get("decision") == "block":
+                reason = _text(outcome.data.get("reason"))
+            else:
+                continue
+            reasons.append(reason or f"the SubagentStop hook {hook.command!r} asks to go on")
+        if reasons:
+            self.session.output.say(
+                f"SubagentStop hook: {chr(10).join(reasons)} (the subagent {agent} goes on)"
+            )
+        return "\n\n".join(reasons) or None
+
+    def follow(self, events: EventBus) -> Callable[[], Awaitable[None]]:
+        """Run the ``Notification`` hooks on each ``Attention`` of ``events``, beside the
+        session's work (they decide nothing). Returns what stops it: it stops listening,
+        waits a little for the hooks still running, then stops them."""
+        running: set[asyncio.Task[None]] = set()
+
+        def heard(event: object) -> None:
+            if not isinstance(event, Attention):
+                return
+            try:
+                task = asyncio.get_running_loop().create_task(
+                    self.notification(event.kind, event.tool)
+                )
+            except RuntimeError:  # no loop runs here: nobody waits either
+                return
+            running.add(task)
+            task.add_done_callback(running.discard)
+
+        unlisten = events.listen(heard)
+
+        async def stop() -> None:
+            unlisten()
+            if running:
+                _, late = await asyncio.wait(set(running), timeout=NOTIFICATION_GRACE)
+                for task in late:
+                    task.cancel()
+                await asyncio.gather(*late, return_exceptions=True)
+
+        return stop
+
+
+NOTIFICATION_TYPES = {"approval": "permission_prompt", "done": "idle_prompt"}
+NOTIFICATION_GRACE = 5.0  # seconds a closing load waits for Notification hooks still running
 
 
 class Loaded:

@@ -23,7 +23,17 @@ from .claude_names import CLAUDE_TOOL_NAMES, rule_problem
 if TYPE_CHECKING:
     from ..project.workspace import Workspace
 
-EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart")
+EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionStart",
+    "Notification",
+    "SessionEnd",
+    "PreCompact",
+    "SubagentStop",
+)
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 DEFAULT_TIMEOUT = 60.0
 # our permission modes under Claude's names (the hooks' permission_mode)
@@ -43,8 +53,11 @@ KEEP_STDERR = 2000  # characters of a failing hook's stderr shown to the user
 @dataclass(frozen=True)
 class CommandHook:
     """One command for one event. ``matcher``: a regex the whole tool name must match
-    (our name or Claude's for it); empty or ``*`` matches every tool. For ``SessionStart``
-    it matches the source (``startup``, ``resume``, ``clear``); other events have none.
+    (our name or Claude's for it); empty or ``*`` matches every tool. For the other
+    events, as in Claude Code: ``SessionStart`` the source (``startup``, ``resume``,
+    ``clear``), ``Notification`` the ``notification_type``, ``SessionEnd`` the reason,
+    ``PreCompact`` the trigger (``manual``, ``auto``), ``SubagentStop`` the agent's name;
+    ``UserPromptSubmit`` and ``Stop`` have none.
     ``condition``: the hook's ``"if"`` (Claude's permission-rule syntax), tool events only.
     ``plugin_root``: ``CLAUDE_PLUGIN_ROOT`` for it (the plugin's folder, or the folder of
     the file that declared it)."""

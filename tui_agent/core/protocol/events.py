@@ -62,6 +62,7 @@ class UsageUpdate:
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    cached_tokens: int = 0  # of prompt_tokens, from the server's cache
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,18 @@ class SubagentFinished:
     steps: int = 0
 
 
+@dataclass(frozen=True)
+class Attention:
+    """The person is needed where a person is (an interactive frontend): ``kind``
+    "approval" (a call waits for their decision; ``tool`` names it) or "done" (a turn
+    ended and the prompt waits). The app notifies the desktop while unfocused; the
+    ``Notification`` command hooks run."""
+
+    kind: str
+    message: str
+    tool: str = ""
+
+
 Event = (
     TurnStarted
     | TextChunk
@@ -299,6 +312,7 @@ Event = (
     | SubagentStarted
     | SubagentEvent
     | SubagentFinished
+    | Attention
     | Note
 )
 

@@ -10,7 +10,7 @@ from typing import Any
 from ..permissions.permissions import MODES
 from ..protocol.approval import ApprovalRequest, Decision, headless_approver
 from ..protocol.errors import PermissionDenied
-from ..protocol.events import EventBus, ModeChanged
+from ..protocol.events import Attention, EventBus, ModeChanged
 from ..protocol.frontend import Frontend
 from ..tools.toolbox import held_loop
 
@@ -64,6 +64,11 @@ class Permissions:
                 "sync command or hook): make it `async def` and `await "
                 f"session.toolbox.run(...)`, or allow {request.tool} in [permission]"
             )
+        self._events.emit(
+            Attention(
+                "approval", f"tui-agent needs your permission to use {request.tool}", request.tool
+            )
+        )
         return await frontend.approve(request)
 
     def __repr__(self) -> str:

@@ -26,6 +26,7 @@ from ..project.config import Config, LoadProblem
 from ..project.workspace import Workspace
 from ..protocol.context import ToolContext
 from ..protocol.events import (
+    Attention,
     CommandsChanged,
     EventBus,
     ShellFinished,
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tui_agent.session")
 F = TypeVar("F", bound=Callable[..., Any])
-MOMENTS = ("turn", "close", "prompt", "stop", "start")
+MOMENTS = ("turn", "close", "prompt", "stop", "start", "compact", "subagent_stop", "end")
 
 PLAN_PROMPT = (
     "\n\nYou are in plan mode: you are planning, not doing. Only tools that change nothing "
@@ -117,6 +118,9 @@ class Session:
             provider=lambda: self.provider,
             system_prompt=self._own_prompt,
             tools=self._offered_tools,
+            before_compact=lambda trigger, focus: self.extensions.moments.compacting(
+                trigger, focus
+            ),
         )
         self.conversation.budget = budget
         self.checkpoints = Checkpoints(
@@ -155,6 +159,7 @@ class Session:
             tool_context=self._tool_context,
             write=lambda record: self.conversation.journal.write_record(record),
             problems=self._agent_problems,
+            until_stopped=lambda *run: self.extensions.moments.subagent_until_stopped(*run),
         )
         self._agent.parallel = lambda name: self.toolbox.resolve(name) == "task"
         self._agent.allowed = self.agents.allowed  # a primary agent's tools (/agent)
@@ -235,7 +240,12 @@ class Session:
           error, a cancel or ``max_steps``): a text returned keeps the turn going with it
           as the next user message, at most ``MAX_STOP_CONTINUATIONS`` (3) times.
         - ``"start"``: ``fn(source)`` before a conversation's first turn ("startup",
-          "resume", "clear"): a text returned joins the system prompt."""
+          "resume", "clear"): a text returned joins the system prompt.
+        - ``"compact"``: ``fn(trigger, instructions)`` before a compaction ("manual" for
+          ``/compact`` and what was typed after it, "auto" when the window fills).
+        - ``"subagent_stop"``: ``fn(agent, call_id, reply, continued)`` when a subagent
+          finished its task: a text returned keeps it going, as ``"stop"`` does.
+        - ``"end"``: ``fn(reason)`` once, when the session closes (``close(reason)``)."""
         if fn is None:
             return lambda f: self.on(moment, f)
         extensions = self.extensions
@@ -243,15 +253,19 @@ class Session:
             extensions.on_turn(fn)
         elif moment == "close":
             extensions.on_close(fn)
-        elif moment in ("prompt", "stop", "start"):
+        elif moment in ("prompt", "stop", "start", "compact", "subagent_stop", "end"):
             getattr(extensions.moments, moment).append(fn)
         else:
             raise ValueError(f"unknown moment {moment!r}: one of {', '.join(MOMENTS)}")
         return fn
 
-    async def close(self) -> None:
-        """Run the ``close`` functions once, newest first (failures are logged), then close
-        the journal (a message recorded later opens it again)."""
+    async def close(self, reason: str = "other") -> None:
+        """Run the ``end`` functions with ``reason`` (Claude's SessionEnd reasons: the app
+        says "prompt_input_exit"; runs and ACP "other"), then the ``close`` functions once,
+        newest first (failures are logged), then close the journal (a message recorded
+        later opens it again)."""
+        await self.extensions.settled()
+        await self.extensions.moments.ending(reason)
         await self.extensions.close()
         self.conversation.journal.close()
         from ..sandbox import netproxy
@@ -288,6 +302,8 @@ class Session:
             while (steer := steering.take_first()) is not None:
                 self.events.emit(Steered(steer.prompt, steer.content, next_turn=True))
                 reply = await self._one_turn(steer)
+            if self.frontend.interactive:  # the prompt waits for the person
+                self.events.emit(Attention("done", "tui-agent is waiting for your input"))
             return reply
         finally:
             self._turn = None
