@@ -131,3 +131,24 @@ async def test_sessions_are_listed_for_the_folder(project: Path, model: FakeOpen
     assert info.cwd == str(project.resolve())
     assert info.title == "the first question"
     assert elsewhere.sessions == []
+
+
+async def test_listed_sessions_have_the_pickers_titles(project: Path, model: FakeOpenAI) -> None:
+    """session/list shows the titles the picker and `tui-agent sessions` show: a name
+    given with /rename wins, else the first prompt's first line cut at a word."""
+    from tui_agent.core.conversation.titles import list_summaries
+
+    first = "where does the retry logic live in this project, and why does it give up so soon?"
+    model.script += [Reply("one"), Reply("two")]
+    async with acp_session(project, model) as s:
+        await s.prompt(first + "\nsecond line")
+        plain = s.session_id
+    async with acp_session(project, model) as s:
+        await s.prompt("the other question")
+        await s.prompt("/rename   Retry  work ")
+        listed = await s.conn.list_sessions(cwd=str(project))
+        named = s.session_id
+    titles = {info.session_id: info.title for info in listed.sessions}
+    assert titles[named] == "Retry work"
+    assert titles[plain] == "where does the retry logic live in this project, and why…"
+    assert titles == {summary.id: summary.title for summary in list_summaries(project)}

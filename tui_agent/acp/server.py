@@ -390,12 +390,13 @@ class AcpAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> schema.ListSessionsResponse:
-        """The journaled sessions (of ``cwd`` when given), newest first, a page at a time."""
+        """The journaled sessions (of ``cwd`` when given), newest first, a page at a time,
+        with the titles the picker shows (a ``/rename`` title wins: ``titles``)."""
         from datetime import UTC, datetime
 
-        from ..core.conversation.journal import list_sessions
+        from ..core.conversation.titles import list_summaries
 
-        found = list_sessions(self._folder(cwd) if cwd else None)
+        found = list_summaries(self._folder(cwd) if cwd else None)
         start = int(cursor) if cursor and cursor.isdigit() else 0
         page = found[start : start + SESSIONS_PAGE]
         more = start + SESSIONS_PAGE < len(found)
