@@ -74,6 +74,7 @@ class Printer:
         self._held: list[str] = []  # the streaming reply's text, while it is held
         self.failed: str | None = None
         self.command_output = False  # a command runs: what it says is its output (stdout)
+        self.cost: Callable[[], dict[str, Any]] | None = None  # "done" lines carry it
         self._line_open = False  # stdout's last reply line has no newline yet
         self._replies = 0  # replies of this turn that printed text
         self._reply_ended = False  # the reply that printed last has finished
@@ -113,7 +114,10 @@ class Printer:
         if isinstance(event, UNPRINTED):
             return
         if self.as_json and not isinstance(event, Note):
-            self._json(_as_json(event))
+            payload = _as_json(event)
+            if isinstance(event, ev.TurnFinished) and self.cost is not None:
+                payload["cost"] = self.cost()  # the session's so far; usd None: no price
+            self._json(payload)
             return
         handler = self._handlers.get(type(event))
         if handler is not None:
@@ -363,6 +367,10 @@ def run_headless(
         sys.stdout, sys.stderr, as_json, shared=same_destination(sys.stdout, sys.stderr)
     )
     session.events.listen(printer.event)
+    if as_json:
+        from .pricing import tally  # the session's cost on each "done" line
+
+        printer.cost = lambda: tally(session).cost(session.config.settings).to_dict()
     session.frontend = Headless(session, sys.stderr)
     if session.extensions.provider_name == "stub":
         print(

@@ -363,6 +363,7 @@ class Agent:
                         before.prompt_tokens + event.prompt_tokens,
                         before.completion_tokens + event.completion_tokens,
                         before.total_tokens + event.total_tokens,
+                        before.cached_tokens + event.cached_tokens,
                     )
                     self.events.emit(self.tokens)
                     if budget is not None:

@@ -38,6 +38,7 @@ class Reply:
     thinking: str = ""
     calls: list[Call] = field(default_factory=list)
     usage: tuple[int, int] | None = (10, 5)
+    cached_tokens: int = 0  # usage.prompt_tokens_details.cached_tokens, when above 0
     status: int = 200
     error: str = "scripted failure"
     headers: dict[str, str] = field(default_factory=dict)
@@ -331,6 +332,11 @@ class FakeOpenAI:
                     "prompt_tokens": prompt,
                     "completion_tokens": completion,
                     "total_tokens": prompt + completion,
+                    **(
+                        {"prompt_tokens_details": {"cached_tokens": reply.cached_tokens}}
+                        if reply.cached_tokens
+                        else {}
+                    ),
                 },
             }
 

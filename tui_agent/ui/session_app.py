@@ -295,6 +295,9 @@ class SessionApp(App[None]):
         if use is not None:
             parts.append(StatusPart((use.label(), f"ctx {use.share:.0%}", ""), (30, 60)))
         parts.append(StatusPart((f"{session.conversation.usage.total_tokens} tokens", ""), (10,)))
+        cost = self.cost_label()  # "" where no model used has a price: no cost, never $0
+        if cost:
+            parts.append(StatusPart((cost, ""), (25,)))
         parts.append(
             StatusPart((f"mode: {session.permissions.mode}", session.permissions.mode), (50,))
         )
@@ -312,6 +315,13 @@ class SessionApp(App[None]):
         if session.busy:
             parts.append(StatusPart(("working…",)))
         return parts
+
+    def cost_label(self) -> str:
+        """The session's cost so far ("$0.0123"; "≥ …" when a model used has no price)."""
+        from ..pricing import tally  # a facade on the core: after the first frame
+
+        session = self.session
+        return tally(session).cost(session.config.settings).label()
 
     @property
     def status(self) -> str:

@@ -29,6 +29,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, read from the server's cache (pricing.py)
 
 
 @dataclass(frozen=True)

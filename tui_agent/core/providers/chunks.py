@@ -51,6 +51,12 @@ def _text(value: Any, field: str) -> str:
     return value
 
 
+def _cached(usage: dict[str, Any]) -> int:
+    """OpenAI's ``prompt_tokens_details.cached_tokens`` (0 when the server says none)."""
+    details = usage.get("prompt_tokens_details")
+    return _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+
+
 def _count(value: Any) -> int:
     """A token count; usage is informative, so a malformed one counts as 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
@@ -135,6 +141,7 @@ class ReplyReader:
                 _count(usage.get("prompt_tokens")),
                 _count(usage.get("completion_tokens")),
                 _count(usage.get("total_tokens")),
+                _cached(usage),
             )
         choices = chunk.get("choices")
         if choices is None:
