@@ -209,7 +209,7 @@ class TuiAgentApp(SendingApp):
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         if self._session is not None:
-            await self._session.close()  # on_close hooks (MCP servers stop with the app)
+            await self._session.close("prompt_input_exit")  # SessionEnd's reason; on_close hooks
 
     def get_system_commands(self, screen: Screen[Any]) -> Any:
         yield from super().get_system_commands(screen)

@@ -244,6 +244,20 @@ async def note(app: AgentApp, chat: ChatView, event: Note) -> None:
     await chat.add_note(event.text, event.kind)
 
 
+async def attention(app: AgentApp, chat: ChatView, event: ev.Attention) -> None:
+    """An approval waits or a turn ended: a desktop notification while the terminal is
+    not focused (``notify.py``); a wrong ``[notify]`` setting is said once."""
+    from . import notify
+
+    settings = app.session.config.settings
+    _, problem = notify.wanted(settings)
+    said = app.session.extensions.kept("notify_problem_said", set)
+    if problem and problem not in said:
+        said.add(problem)
+        await chat.add_note(f"{problem} (notifying as by default)", "error")
+    notify.attention(app, event.kind, event.message, settings)  # type: ignore[arg-type]
+
+
 HANDLERS: dict[type, Handler] = {
     ev.TurnStarted: turn_started,
     ev.ToolCallStarted: call_started,
@@ -267,5 +281,6 @@ HANDLERS: dict[type, Handler] = {
     ev.SubagentStarted: subagent_started,
     ev.SubagentEvent: subagent_event,
     ev.SubagentFinished: subagent_finished,
+    ev.Attention: attention,
     Note: note,
 }

@@ -318,10 +318,13 @@ class SessionApp(App[None]):
 
     def cost_label(self) -> str:
         """The session's cost so far ("$0.0123"; "≥ …" when a model used has no price)."""
-        from ..pricing import tally  # a facade on the core: after the first frame
-
         session = self.session
-        return tally(session).cost(session.config.settings).label()
+        try:  # the bundled cost plugin's tally (tui_agent.pricing.tally), if it runs
+            counted = session.extensions.kept("cost", _no_tally)
+        except LookupError:
+            return ""
+        label: str = counted.cost(session.config.settings).label()
+        return label
 
     @property
     def status(self) -> str:
@@ -354,3 +357,7 @@ class SessionApp(App[None]):
         The status is fitted again when the prompt's width changed."""
         if self._prompt_box.outer_size.width != self._status_width:
             self.update_status()
+
+
+def _no_tally() -> Any:
+    raise LookupError("the cost plugin is not loaded: no tally")
