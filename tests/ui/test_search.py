@@ -195,6 +195,81 @@ async def test_a_resumed_conversations_earlier_messages_are_drawn_to_reach_a_mat
         await wait_for(pilot, lambda: in_view(app, bar(app).matches[0].part.block))
 
 
+async def test_a_match_in_blocks_the_chat_no_longer_holds_is_found_and_drawn(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conversation longer than the chat holds (``MAX_ITEMS``, made small here): the
+    first prompt's blocks are gone from the chat, yet Ctrl+F counts its word among the
+    earlier matches and going up draws that stretch of the conversation and shows it."""
+    from tui_agent.ui.chat import ChatView
+    from tui_agent.ui.search import Gap
+
+    monkeypatch.setattr(ChatView, "MAX_ITEMS", 20)
+    turns = 16
+    script = [Reply("Reading.", calls=[Call("read", {"path": "notes.txt"})]), Reply("Read it.")]
+    script += [Reply(f"answer {n}") for n in range(1, turns)]
+    write(project / "notes.txt", "nothing to see\n")
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url)
+        app = TuiAgentApp(session)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await send(pilot, "where does the axolotl live?")
+            await turn_over(pilot)
+            for n in range(1, turns):
+                await send(pilot, f"prompt {n}")
+                await turn_over(pilot)
+            chat = app.chat
+            assert chat.hidden
+            assert "axolotl" not in chat_text(app)  # its blocks were dropped
+            await find(pilot, "axolotl")
+            await wait_for(pilot, lambda: count(app) == "no match · 1 earlier: N")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: selected(app) == "axolotl", timeout=10)
+            assert count(app) == "1 of 1"
+            [match] = bar(app).matches
+            assert isinstance(match.part.block, UserMessage)
+            await wait_for(pilot, lambda: in_view(app, match.part.block))
+            [gap] = chat.query(Gap)  # what lies between is said, not drawn
+            assert "later messages not shown here" in str(gap.content)
+            assert chat.children.index(match.part.block) < chat.children.index(gap)
+            # the tool call of that first turn came back with it, its result folded
+            assert any(call.tool_name == "read" for call in chat.query(ToolCallBlock))
+            await find(pilot, "prompt 15")  # the newest still there, found as before
+            await wait_for(pilot, lambda: selected(app) == "prompt 15")
+            await pilot.press("escape")
+            await send(pilot, "and one more")  # the chat goes on below
+            await wait_for(pilot, lambda: "and one more" in chat_text(app))
+
+
+async def test_a_resumed_conversation_past_the_chats_cap_is_searched_to_its_start(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resumed conversation with more messages than the chat holds: drawing the earlier
+    messages stops at the cap, and the search goes on in the conversation from there."""
+    from tui_agent.ui.chat import ChatView
+
+    monkeypatch.setattr(ChatView, "MAX_ITEMS", 20)
+    script = [Reply(f"answer {n}") for n in range(40)]
+    async with FakeOpenAI(script) as server:
+        first = create_session(project, base_url=server.base_url)
+        await first.turn("where is the walrus?")
+        for n in range(39):
+            await first.turn(f"prompt {n}")
+        await first.close()
+    session = create_session(project)
+    assert session.conversation.resume(first.id)
+    app = TuiAgentApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_prompt(pilot)
+        await find(pilot, "walrus")
+        await wait_for(pilot, lambda: count(app) == "no match · 1 earlier: N")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: selected(app) == "walrus", timeout=15)
+        assert app.chat.older is None and app.chat.hidden  # the chat drew all it holds
+        assert count(app) == "1 of 1"
+        await wait_for(pilot, lambda: in_view(app, bar(app).matches[0].part.block))
+
+
 async def test_a_subagents_folded_steps_and_a_commands_output_are_searched(
     project: Path, sandbox_off: None
 ) -> None:

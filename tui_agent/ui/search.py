@@ -10,6 +10,11 @@ A resumed conversation shows its newest messages first: the bar counts the match
 the messages not drawn yet, and going back past the first match drawn draws the earlier
 messages (a screenful at a time, as scrolling up does) until one holds a match.
 
+The chat holds only its newest blocks (``ChatView.MAX_ITEMS``): the messages above them are
+searched in the conversation, counted as earlier matches too, and going past the first
+match drawn draws the stretch of the conversation that holds the next one above the
+blocks (with a ``Gap`` line saying how many messages lie between).
+
 Imported when Ctrl+F is first pressed (after the first frame); it needs nothing of the
 core, only the chat and its blocks."""
 
@@ -77,6 +82,69 @@ def _pretty(value: Any) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(value)
+
+
+def message_text(message: Any) -> str:
+    """What a search finds in a conversation's message, as its block shows it: a prompt as
+    typed (not the attached files), a reply's text, its calls, a tool result's JSON."""
+    prompt = getattr(message, "prompt", None)
+    if isinstance(prompt, str) and getattr(message, "origin", "") != "shell":
+        text = prompt
+    else:
+        text = str(getattr(message, "text", "") or "")
+    for call in getattr(message, "calls", ()) or ():
+        text += f"\n{call.name} {call.arguments}"
+    result = getattr(message, "result", None)
+    if result is not None and hasattr(result, "to_dict"):
+        text += "\n" + _pretty(result.to_dict())
+    return text
+
+
+def oldest_drawn(blocks: list[Widget], every: list[Any], lookback: int = 60) -> int:
+    """Where the messages the chat's ``blocks`` show start in ``every`` (the conversation):
+    the blocks are paired with messages from the newest back, a tool call's block by its
+    call's id, a prompt, a reply or a ``!command`` by its text (within ``lookback``
+    messages); blocks that show no message (notes, thinking) are passed over."""
+    from .blocks.markdown import ReplyMarkdown
+    from .blocks.shell import ShellBlock
+
+    calls = {call.id: i for i, m in enumerate(every) for call in getattr(m, "calls", ()) or ()}
+    pointer = len(every)
+    for block in reversed(blocks):
+        call_id = getattr(block, "call_id", None)
+        if isinstance(call_id, str) and call_id in calls:
+            pointer = min(pointer, calls[call_id])
+            continue
+        if isinstance(block, UserMessage):
+            shown = _plain(block)
+
+            def same(m: Any, shown: str = shown) -> bool:
+                prompt = getattr(m, "prompt", None)
+                return bool(prompt) and (shown == prompt or shown.startswith(f"{prompt}\n"))
+        elif isinstance(block, ReplyMarkdown) and block.source.strip():
+            source = block.source.strip()
+
+            def same(m: Any, source: str = source) -> bool:
+                return getattr(m, "role", "") == "assistant" and source in (m.text or "")
+        elif isinstance(block, ShellBlock):
+            command = block.command
+
+            def same(m: Any, command: str = command) -> bool:
+                return getattr(m, "origin", "") == "shell" and command in (m.text or "")
+        else:
+            continue
+        top = min(pointer, len(every) - 1)
+        pointer = next(
+            (i for i in range(top, max(top - lookback, -1), -1) if same(every[i])), pointer
+        )
+    return pointer
+
+
+class Gap(Static):
+    """Under a stretch of the conversation a search drew above the chat's blocks: how
+    many messages between are not drawn."""
+
+    DEFAULT_CSS = "Gap { color: $text-muted; margin: 0 0 1 1; }"
 
 
 def parts_of(block: Widget) -> list[Part]:
@@ -190,6 +258,10 @@ class SearchBar(Horizontal, can_focus=True):
         self._marked: list[Widget] = []
         self._query = ""
         self._code: tuple[Static, Any] | None = None  # a result's code marked, its original
+        # a stretch of the conversation drawn above the chat's blocks: where it starts in the
+        # messages, its first block (gone once the chat prunes it)
+        self._window: tuple[int, Widget] | None = None
+        self._texts: dict[int, tuple[Any, str]] = {}  # message_text by id(message)
 
     def compose(self) -> ComposeResult:
         yield Label("find", id="search-label")
@@ -224,9 +296,9 @@ class SearchBar(Horizontal, can_focus=True):
     def _blocks(self) -> list[Widget]:
         return [w for w in self.chat.children if not isinstance(w, (HiddenNote, FoldSpacer))]
 
-    def search(self, query: str, keep: bool = False) -> None:
+    def search(self, query: str, keep: bool = False, move: bool = True) -> None:
         """Find ``query`` in every block; go to the newest match at or above the view
-        (the last one when the view is at the bottom)."""
+        (the last one when the view is at the bottom; not with ``move=False``)."""
         self._query = query
         parts = [part for block in self._blocks() for part in parts_of(block)]
         before = (
@@ -249,32 +321,61 @@ class SearchBar(Horizontal, can_focus=True):
             self.current = same[0] if same else len(self.matches) - 1
         else:
             self.current = len(self.matches) - 1  # the newest: the chat shows the bottom
-        self.go(self.current)
+        if move:
+            self.go(self.current)
+        else:
+            self._show_count()
 
     def _count_earlier(self, query: str) -> int:
         """Matches in the messages above the oldest block drawn (a resumed conversation's
         ``older``), by the messages' text, arguments and results."""
         older: Any = self.chat.older
-        if older is None or not query:
+        if not query:
             return 0
-        conversation = getattr(older, "conversation", None)
-        first = getattr(older, "first", None)
-        if conversation is None:
-            return 0
-        every = list(conversation.messages)  # reads what a resume put off: asked for
-        index = next((i for i in range(len(every) - 1, -1, -1) if every[i] is first), None)
-        above = every[:index] if index is not None else []
+        if older is None:  # the messages above the blocks the chat holds, if it dropped some
+            conversation, index = self._conversation(), self._dropped()
+            if conversation is None or index is None:
+                return 0
+            above = list(conversation.messages)[:index]
+        else:
+            conversation = getattr(older, "conversation", None)
+            first = getattr(older, "first", None)
+            if conversation is None:
+                return 0
+            every = list(conversation.messages)  # reads what a resume put off: asked for
+            index = next((i for i in range(len(every) - 1, -1, -1) if every[i] is first), None)
+            above = every[:index] if index is not None else []
         pattern = re.compile(re.escape(query), re.IGNORECASE)
-        count = 0
-        for message in above:
-            text = str(getattr(message, "text", "") or "")
-            for call in getattr(message, "calls", ()) or ():
-                text += f"\n{call.name} {call.arguments}"
-            result = getattr(message, "result", None)
-            if result is not None:
-                text += "\n" + _pretty(result.to_dict())
-            count += len(pattern.findall(text))
-        return count
+        return sum(len(pattern.findall(self._text(message))) for message in above)
+
+    def _text(self, message: Any) -> str:
+        kept = self._texts.get(id(message))
+        if kept is None or kept[0] is not message:
+            kept = self._texts[id(message)] = (message, message_text(message))
+        return kept[1]
+
+    def _conversation(self) -> Any:
+        """The conversation the chat shows (None in an app without a session)."""
+        try:
+            session = getattr(self.app, "session", None)
+        except RuntimeError:  # not made yet
+            return None
+        return getattr(session, "conversation", None)
+
+    def _dropped(self) -> int | None:
+        """Where the messages start that the chat's blocks show, when the chat dropped
+        the blocks of those above (None: it holds them all, or a resume's ``older`` does)."""
+        if self.chat.older is not None:
+            return None
+        if self._window is not None:
+            start, first = self._window
+            if first.parent is self.chat:
+                return start
+            self._window = None  # pruned since
+        conversation = self._conversation()
+        if not self.chat.hidden or conversation is None:
+            return None
+        return oldest_drawn(self._blocks(), list(conversation.messages))
 
     def _unmark(self) -> None:
         for block in self._marked:
@@ -391,8 +492,9 @@ class SearchBar(Horizontal, can_focus=True):
         """The match before the one shown: up the chat, back in time (a search starts at
         the newest); past the first drawn, the earlier messages are drawn."""
         self.focus()
-        if self.current <= 0 and self.earlier and self.chat.older is not None:
-            self.run_worker(self._load_earlier, group="search", exclusive=True, exit_on_error=False)
+        if self.current <= 0 and self.earlier:
+            load = self._load_earlier if self.chat.older is not None else self._draw_dropped
+            self.run_worker(load, group="search", exclusive=True, exit_on_error=False)
         elif self.matches:
             self.go((self.current - 1) % len(self.matches))
 
@@ -408,6 +510,9 @@ class SearchBar(Horizontal, can_focus=True):
         first = self.matches[0].part.block if self.matches else None
         for _ in range(200):
             if self.chat.older is None:
+                if self._dropped() is not None:  # the chat holds no more: drawn from there
+                    await self._draw_dropped()
+                    return
                 break
             older = self.chat.older
             drawn = getattr(older, "first", None)  # the oldest message drawn
@@ -426,6 +531,43 @@ class SearchBar(Horizontal, can_focus=True):
                 return
         if self.matches:
             self.go(len(self.matches) - 1)
+
+    async def _draw_dropped(self) -> None:
+        """Draw the stretch of the conversation that holds the newest match above the
+        chat's blocks (about a screenful of messages around it) above them; go there."""
+        from .resumed import ChildRuns, results, tail_start, transcript_widgets
+
+        conversation, below = self._conversation(), self._dropped()
+        if conversation is None or below is None:
+            return
+        every = list(conversation.messages)
+        pattern = re.compile(re.escape(self._query), re.IGNORECASE)
+        found = (i for i in range(below - 1, -1, -1) if pattern.search(self._text(every[i])))
+        target = next(found, None)
+        if target is None:
+            return
+        half = max(self.chat.screenful() // 2, 1)
+        end = min(target + 1 + half, below)
+        while end < below and getattr(every[end], "role", "") == "tool":  # a call's results
+            end += 1
+        start = tail_start(every[: target + 1], half)
+        batch = every[start:end]
+        widgets = transcript_widgets(self.chat, batch, results(batch), ChildRuns.of(conversation))
+        if not widgets:
+            return
+        between = below - end
+        if between:
+            noun = "message" if between == 1 else "messages"
+            widgets.append(Gap(f"⋯ {between} later {noun} not shown here", markup=False))
+        self.chat.unfold()  # the first block's place is measured from the top
+        blocks = self._blocks()
+        await self.chat.mount_all(widgets, before=blocks[0] if blocks else None)
+        self._window = (start, widgets[0])
+        self.search(self._query, move=False)
+        drawn = set(widgets)
+        index = max((i for i, m in enumerate(self.matches) if m.part.block in drawn), default=0)
+        await self._settled()
+        self.go(index)
 
     async def _settled(self) -> None:
         """Until the chat's scroll stays put for a moment (at most a second)."""
