@@ -51,7 +51,7 @@ def cmd_sessions(session: Session, args: argparse.Namespace) -> int:
             summary.id,
             Text(summary.title or "(empty)", overflow="fold"),
             when(summary.modified),
-            str(summary.turns),
+            f"≥{summary.turns}" if summary.partial else str(summary.turns),
             summary.model or "?",
             summary.size_label,
         ]

@@ -288,3 +288,63 @@ async def test_a_failing_title_request_leaves_the_first_prompt_as_the_title(
         assert len(server.requests) >= 2  # the title was asked for, and failed
     assert session.conversation.title == "keep my words"
     assert session.conversation.titled_by == ""
+
+
+async def test_a_huge_or_planted_journal_is_read_only_at_its_start_and_end(
+    project: Path,
+) -> None:
+    """A journal past ``READ_WHOLE`` (here 40 MB of nothing between a real session's
+    start and an exchange and a /rename written at its end): its summary comes from the
+    first and last bytes only (memory stays far below the file's size), says so, and
+    still has the title given, the first prompt and the last exchange."""
+    import time
+    import tracemalloc
+
+    script = [Reply("The first answer."), Reply("The last answer.")]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        await session.turn("the very first prompt")
+        await session.turn("the last prompt")
+        await session.close()
+    path = session.conversation.journal.path
+    lines = path.read_text().splitlines()
+    messages = [line for line in lines if line.startswith('{"type": "message"')]
+    tail = [line for line in messages if "the last prompt" in line or "The last answer" in line]
+    assert len(tail) == 2
+    with path.open("r+b") as file:  # sparse: the hole takes no disk
+        file.seek(path.stat().st_size + 40 * 1024 * 1024)
+        file.write(b"\n" + "\n".join(tail).encode() + b"\n")
+        file.write(json.dumps(titles.title_record("the huge one")).encode() + b"\n")
+    assert path.stat().st_size > titles.READ_WHOLE
+    tracemalloc.start()
+    started = time.perf_counter()
+    summary = titles.summarize(path)
+    seconds = time.perf_counter() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert summary is not None
+    assert peak < 16 * 1024 * 1024, peak  # reading it whole holds the 40 MB (and more)
+    assert seconds < 2
+    assert summary.partial and summary.as_data()["partial"] is True
+    assert summary.title == "the huge one" and summary.named
+    assert summary.first_prompt == "the very first prompt"
+    assert (summary.last_prompt, summary.last_reply) == ("the last prompt", "The last answer.")
+    assert summary.turns == 3  # both read at the start, the last again at the end
+    assert summary.turns_label == "≥3 turns"
+    assert summary.model == "fake-model"
+
+
+def test_a_planted_journal_with_a_header_longer_than_the_head_is_no_session(
+    project: Path,
+) -> None:
+    """A planted file whose one line (a session header, padded past ``READ_WHOLE``) does
+    not end within ``HEAD``: no header is read, so it is not listed (a real header is a
+    few hundred bytes)."""
+    sessions_dir().mkdir(parents=True, exist_ok=True)
+    planted = sessions_dir() / "planted.jsonl"
+    header = {"type": "session", "directory": str(project.resolve()), "pad": ""}
+    start, end = json.dumps(header).encode().split(b'""')
+    with planted.open("wb") as file:
+        file.write(start + b'"' + b"x" * (titles.READ_WHOLE + 1024) + b'"' + end + b"\n")
+    assert titles.summarize(planted) is None
+    assert all(s.id != "planted" for s in titles.list_summaries(project))

@@ -7,7 +7,11 @@ a session talks to is written as a ``{"type": "model"}`` record when it changes 
 journal's header predates models being switchable), so a listing can say which one.
 
 Reading a journal for its summary parses it once; the summary is kept while the file's
-size and time stay the same, so reopening the picker or filtering reads nothing again."""
+size and time stay the same, so reopening the picker or filtering reads nothing again.
+A journal larger than ``READ_WHOLE`` (a huge session, or a file planted among them) is
+read only at its start (``HEAD``: the header, the first prompt) and its end (``TAIL``: the
+last exchange, the latest title and model records); its summary says so (``partial``:
+turns and messages count what was read)."""
 
 from __future__ import annotations
 
@@ -25,6 +29,9 @@ from . import journal as journal_module
 TITLE_LENGTH = 60  # a title made from the first prompt: its first line, at most this long
 RENAME_LENGTH = 120  # a title given with /rename
 PREVIEW_LENGTH = 600  # each side of the last exchange, as the preview shows it
+READ_WHOLE = 16 * 1024 * 1024  # bytes: a journal up to this size is read whole
+HEAD = 1024 * 1024  # bytes read at the start of a larger one
+TAIL = 4 * 1024 * 1024  # bytes read at its end
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class SessionSummary:
     last_prompt: str = ""
     last_reply: str = ""
     words: str = field(default="", repr=False)  # what a filter looks in, lower-cased
+    partial: bool = False  # only its start and end were read (a journal past READ_WHOLE)
 
     def as_data(self) -> dict[str, Any]:
         """What ``tui-agent sessions --json`` prints for it."""
@@ -69,7 +77,14 @@ class SessionSummary:
             "path": str(self.path),
             "last_prompt": self.last_prompt,
             "last_reply": self.last_reply,
+            "partial": self.partial,
         }
+
+    @property
+    def turns_label(self) -> str:
+        """``3 turns``; ``≥3 turns`` when only the journal's start and end were read."""
+        noun = "turn" if self.turns == 1 else "turns"
+        return f"{'≥' if self.partial else ''}{self.turns} {noun}"
 
     @property
     def size_label(self) -> str:
@@ -176,7 +191,8 @@ def summarize(path: Path) -> SessionSummary | None:
 
 
 def _read(path: Path, modified: float, size: int) -> SessionSummary | None:
-    records = _records(path)
+    partial = size > READ_WHOLE
+    records = _ends(path, size) if partial else _records(path)
     if not records or records[0].get("type") != "session":
         return None
     head = records[0]
@@ -227,6 +243,7 @@ def _read(path: Path, modified: float, size: int) -> SessionSummary | None:
         last_prompt=_cut(last_prompt),
         last_reply=_cut(last_reply),
         words=words,
+        partial=partial,
     )
 
 
@@ -237,6 +254,31 @@ def _records(path: Path) -> list[dict[str, Any]]:
     for _number, line in journal_module.read_lines(path):
         try:
             record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(record, dict):
+            found.append(record)
+    return found
+
+
+def _ends(path: Path, size: int) -> list[dict[str, Any]]:
+    """The records in the first ``HEAD`` and the last ``TAIL`` bytes of a large journal
+    (lines cut by either edge left out)."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(HEAD)
+            file.seek(max(size - TAIL, len(head)))
+            tail = file.read(TAIL)
+    except OSError:
+        return []
+    lines = head.split(b"\n")[:-1]  # the last one runs on past the head
+    lines += tail.split(b"\n")[1:]  # the first one started before the tail
+    found: list[dict[str, Any]] = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8", errors="replace"))
         except (ValueError, RecursionError):
             continue
         if isinstance(record, dict):

@@ -179,6 +179,8 @@ class SessionPicker(ModalScreen["Summary | None"]):
     def _row(self, summary: Summary, width: int) -> Content:
         model = _fit(summary.model or "?", 18)
         turns = f"{summary.turns} turn" + ("s" if summary.turns != 1 else "")
+        if getattr(summary, "partial", False):  # a huge journal: its start and end read
+            turns = f"≥{turns}"
         meta = (
             f"{when_text(summary.modified):>10}  {turns:>9}  {model:<18}  {summary.size_label:>6}"
         )
