@@ -23,7 +23,13 @@ The bundled plugin ``command_hooks`` (``plugins/command_hooks.py``) reads them o
 load and wires the engine in: the tool events are ordinary global toolbox hooks (one
 before hook for ``PreToolUse``, one after hook for ``PostToolUse``); bundled plugins load
 by file name, so they come before the ``permissions`` plugin's hook; the other events use
-``session.on("prompt" | "stop" | "start", ...)`` (``moments.py``).
+``session.on("prompt" | "stop" | "start" | "compact" | "subagent_stop" | "end", ...)``
+(``moments.py``), and ``Notification`` follows the session's ``Attention`` events.
+
+Exit 2 and JSON per event follow Claude Code's table: it blocks or keeps going
+``PreToolUse``, ``PostToolUse`` (feedback), ``UserPromptSubmit``, ``Stop`` and
+``SubagentStop``; for ``Notification``, ``SessionEnd``, ``PreCompact`` and
+``SessionStart`` it blocks nothing and its stderr is shown to the user.
 
 The parts: ``reading.py`` (the files and the ``hooks`` table), ``running.py`` (one
 command), ``engine.py`` (the events); this module gathers what they offer.
