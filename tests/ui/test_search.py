@@ -207,7 +207,7 @@ async def test_a_match_in_blocks_the_chat_no_longer_holds_is_found_and_drawn(
     monkeypatch.setattr(ChatView, "MAX_ITEMS", 20)
     turns = 16
     script = [Reply("Reading.", calls=[Call("read", {"path": "notes.txt"})]), Reply("Read it.")]
-    script += [Reply(f"answer {n}") for n in range(1, turns)]
+    script += [Reply(f"answer {n}") for n in range(1, turns + 1)]
     write(project / "notes.txt", "nothing to see\n")
     async with FakeOpenAI(script) as server:
         session = create_session(project, base_url=server.base_url)
@@ -216,26 +216,35 @@ async def test_a_match_in_blocks_the_chat_no_longer_holds_is_found_and_drawn(
             await send(pilot, "where does the axolotl live?")
             await turn_over(pilot)
             for n in range(1, turns):
-                await send(pilot, f"prompt {n}")
+                await send(pilot, f"prompt {n}" + (" (the axolotl again)" if n == 5 else ""))
                 await turn_over(pilot)
+            await send(pilot, "the newest axolotl")
+            await turn_over(pilot)
             chat = app.chat
             assert chat.hidden
-            assert "axolotl" not in chat_text(app)  # its blocks were dropped
+            assert chat_text(app).count("axolotl") == 1  # the older blocks were dropped
             await find(pilot, "axolotl")
-            await wait_for(pilot, lambda: count(app) == "no match · 1 earlier: N")
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: selected(app) == "axolotl", timeout=10)
-            assert count(app) == "1 of 1"
-            [match] = bar(app).matches
+            await wait_for(pilot, lambda: count(app) == "1 of 1 · 2 earlier")
+            await pilot.press("enter")  # the 6th prompt's stretch is drawn
+            await wait_for(pilot, lambda: count(app) == "1 of 2 · 1 earlier", timeout=10)
+            await wait_for(pilot, lambda: selected(app) == "axolotl")
+            assert "prompt 5" in bar(app).matches[bar(app).current].part.text
+            await pilot.press("n")  # and then the first prompt's, above it
+            await wait_for(pilot, lambda: count(app) == "1 of 3", timeout=10)
+            await wait_for(pilot, lambda: selected(app) == "axolotl")
+            match = bar(app).matches[0]
             assert isinstance(match.part.block, UserMessage)
+            assert "where does the axolotl live?" in match.part.text
             await wait_for(pilot, lambda: in_view(app, match.part.block))
-            [gap] = chat.query(Gap)  # what lies between is said, not drawn
-            assert "later messages not shown here" in str(gap.content)
-            assert chat.children.index(match.part.block) < chat.children.index(gap)
+            gaps = list(chat.query(Gap))  # what lies between is said, not drawn
+            assert gaps and all("later message" in str(gap.content) for gap in gaps)
+            assert chat.children.index(match.part.block) < chat.children.index(gaps[0])
+            app.save_screenshot("/tmp/p42/c2-search-dropped.svg")
             # the tool call of that first turn came back with it, its result folded
             assert any(call.tool_name == "read" for call in chat.query(ToolCallBlock))
             await find(pilot, "prompt 15")  # the newest still there, found as before
             await wait_for(pilot, lambda: selected(app) == "prompt 15")
+            assert count(app) == "1 of 1"
             await pilot.press("escape")
             await send(pilot, "and one more")  # the chat goes on below
             await wait_for(pilot, lambda: "and one more" in chat_text(app))

@@ -548,9 +548,15 @@ class SearchBar(Horizontal, can_focus=True):
             return
         half = max(self.chat.screenful() // 2, 1)
         end = min(target + 1 + half, below)
-        while end < below and getattr(every[end], "role", "") == "tool":  # a call's results
+        for _ in range(40):  # on to the next prompt: a turn drawn whole, results with calls
+            if end >= below or getattr(every[end], "role", "") == "user":
+                break
             end += 1
         start = tail_start(every[: target + 1], half)
+        for _ in range(40):  # back to its turn's prompt
+            if start <= 0 or getattr(every[start], "role", "") == "user":
+                break
+            start -= 1
         batch = every[start:end]
         widgets = transcript_widgets(self.chat, batch, results(batch), ChildRuns.of(conversation))
         if not widgets:
