@@ -202,8 +202,9 @@ def session_commands(session: tui_agent.Session) -> None:
             if everywhere:
                 title += f" ({info.directory})".replace("|", "\\|")
             marker = " (current)" if info.id == session.id else ""
+            turns = f"≥{info.turns}" if info.partial else str(info.turns)  # a huge journal
             lines.append(
-                f"| `{info.id}`{marker} | {title} | {when} | {info.turns} | "
+                f"| `{info.id}`{marker} | {title} | {when} | {turns} | "
                 f"{info.model or '?'} | {info.size_label} |"
             )
         more = f"\n\n{len(found) - 30} more: `tui-agent sessions`." if len(found) > 30 else ""
