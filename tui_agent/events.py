@@ -10,6 +10,7 @@ function that stops listening; match on the type::
 
 from .core.protocol.events import (
     AgentChanged,
+    Attention,
     CheckpointTaken,
     CommandsChanged,
     Compacted,
@@ -42,6 +43,7 @@ from .core.protocol.output import Note
 
 __all__ = [
     "AgentChanged",
+    "Attention",
     "CheckpointTaken",
     "CommandsChanged",
     "Compacted",

@@ -6,11 +6,11 @@ the shipped table for hosted models (``SHIPPED``), none for a local server."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import typing
 
 from .core.providers.pricing import SHIPPED, Cost, Line, Price, Tally, Tokens, dollars, price_for
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from .core.session.session import Session
 
 __all__ = ["SHIPPED", "Cost", "Line", "Price", "Tally", "Tokens", "dollars", "price_for", "tally"]
