@@ -105,9 +105,11 @@ async def test_a_turn_writes_a_header_and_one_flushed_record_per_message(project
     # the user message and the assistant's tool call were on disk before the tool ran
     assert len(seen_during_tool) == 1
     during = [json.loads(line) for line in seen_during_tool[0]]
-    # the turn's checkpoint record (its snapshot before the tool) comes too
-    assert [r["type"] for r in during] == ["session", "message", "message", "checkpoint"]
-    during = [r for r in during if r["type"] != "checkpoint"]
+    # the turn's checkpoint record (its snapshot before the tool) comes too, and the model
+    # the reply came from (a record for each model the session talks to: the picker's)
+    assert [r["type"] for r in during] == ["session", "message", "message", "model", "checkpoint"]
+    assert during[3] == {"type": "model", "model": "stub", "provider": "stub"}
+    during = [r for r in during if r["type"] not in ("checkpoint", "model")]
     assert during[1]["message"] == {"role": "user", "content": "hello journal", "origin": "prompt"}
     assert during[2]["message"]["tool_calls"][0]["function"]["name"] == "peek"
 
@@ -117,7 +119,7 @@ async def test_a_turn_writes_a_header_and_one_flushed_record_per_message(project
     assert head["type"] == "session"
     assert head["id"] == session.id
     assert head["directory"] == str(project.resolve())
-    records = [r for r in records if r["type"] != "checkpoint"]
+    records = [r for r in records if r["type"] not in ("checkpoint", "model")]
     assert [r["type"] for r in records[1:]] == ["message"] * 4
     # read back, a user message's default origin is left out again (issue 28)
     read = [journal.read_message(r["message"]) for r in records[1:]]
@@ -223,7 +225,11 @@ async def test_resume_by_id_restores_the_exact_messages(project: Path) -> None:
     assert on_disk == second.conversation.messages
     assert on_disk[: len(original)] == original
     records = journal.read_records(journal_path(first.id))
-    records = [r for r in records if r["type"] != "checkpoint"]  # each turn's, beside
+    # each turn's checkpoint and each session's model record (once: the same model), beside
+    assert [r for r in records if r["type"] == "model"] == [
+        {"type": "model", "model": "stub", "provider": "stub"}
+    ] * 2
+    records = [r for r in records if r["type"] not in ("checkpoint", "model")]
     assert len(records) == 1 + len(on_disk)  # one header
 
 

@@ -267,3 +267,23 @@ async def test_an_image_sent_into_a_running_turn_goes_with_the_steer(project: Pa
     assert image["type"] == "image_url"
     recorded = [m for m in session.conversation.messages if m.get("origin") == "steer"]
     assert recorded[0].attachments == ("shot.png (image, PNG 1442×344, 50 KB)",)
+
+
+async def test_the_context_estimate_counts_an_image(project: Path) -> None:
+    """The window's estimate counts an image part (``IMAGE_TOKENS``), not its base64 and not
+    nothing: a conversation of screenshots fills the window as it does on the server."""
+    from tui_agent.core.conversation import compaction
+
+    shutil.copy(SCREENSHOT, project / "shot.png")
+    async with FakeOpenAI([Reply("A devtools window."), Reply("Text.")]) as server:
+        session = create_session(project, base_url=server.base_url, model="fake-model")
+        await session.turn("what is wrong here @shot.png")
+        await session.turn("and without an image")
+    with_picture, without = session.conversation.messages[0], session.conversation.messages[2]
+    text_only = compaction.estimate(type(with_picture)(with_picture.text))
+    assert compaction.estimate(with_picture) == text_only + compaction.IMAGE_TOKENS
+    assert compaction.estimate(without) < 50
+    # resumed, the journal's reference to the copy counts the same
+    again = create_session(project, model="fake-model")
+    assert again.conversation.resume()
+    assert compaction.estimate(again.conversation.messages[0]) == compaction.estimate(with_picture)

@@ -14,6 +14,9 @@ from ..protocol.result import Result
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4  # role and separators, per message
+# an image part: servers count them their own way (a 1568×980 screenshot is ~1,100 tokens
+# at OpenAI's high detail, ~2,050 by Anthropic's w×h/750); one flat figure between them
+IMAGE_TOKENS = 1600
 PRUNE_ABOVE = 300  # characters: smaller results stay (a stub would not save much)
 SUMMARY_HEADER = "[Summary of the earlier conversation, written to save context]"
 SUMMARY_ACK = "Understood: I have the summary of what came before and will go on from there."
@@ -24,14 +27,25 @@ Summariser = Callable[[Sequence[Message], str], Awaitable[str]]
 
 def estimate(message: Message) -> int:
     """Tokens of one message, estimated: about four characters a token (no tokenizer works
-    offline for every model), plus a few for the role."""
+    offline for every model), plus a few for the role, and ``IMAGE_TOKENS`` an image."""
     chars = len(message.text)
     if isinstance(message, AssistantMessage):
         chars += sum(len(call.name) + len(call.arguments) for call in message.calls)
     elif isinstance(message, ToolMessage):
         content = message.get("content")
         chars = len(content) if isinstance(content, str) else len(json.dumps(content))
-    return MESSAGE_OVERHEAD + (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+    content = message.get("content")
+    images = (
+        sum(1 for p in content if isinstance(p, dict) and p.get("type") in _IMAGE_PARTS)
+        if isinstance(content, list)
+        else 0
+    )
+    return (
+        MESSAGE_OVERHEAD + images * IMAGE_TOKENS + (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+    )
+
+
+_IMAGE_PARTS = ("image_url", "image_file")  # as sent, and as the journal keeps it
 
 
 def estimate_all(messages: Sequence[Message]) -> int:
