@@ -252,11 +252,13 @@ def session_commands(session: tui_agent.Session) -> None:
     titling: set[asyncio.Task[None]] = set()
 
     async def title_by_model(reply: str, continued: bool) -> None:
-        """``[sessions] model_titles = true``: after the first turn of a conversation the
-        model gives it a title (one request; a name given with /rename stays)."""
+        """``[sessions] model_titles = true`` (the session's model) or ``"MODEL"`` (that
+        one, a cheaper model on the same server): after the first turn of a conversation
+        the model gives it a title (one request; a name given with /rename stays)."""
         table = session.config.get("sessions")
         conversation = session.conversation
-        if not (isinstance(table, dict) and table.get("model_titles") is True):
+        wanted = table.get("model_titles") if isinstance(table, dict) else None
+        if not (wanted is True or (isinstance(wanted, str) and wanted.strip())):
             return
         if conversation.deferred or conversation.titled_by or conversation.id in asked:
             return
@@ -264,7 +266,9 @@ def session_commands(session: tui_agent.Session) -> None:
 
         async def ask() -> None:
             try:
-                await conversation.title_from_model()
+                cheap = wanted.strip() if isinstance(wanted, str) else None
+                provider = session.extensions.provider_for(cheap) if cheap else None
+                await conversation.title_from_model(provider)
             except Exception:  # a title is not worth a failed turn: the first prompt stays
                 log.warning("no title from the model", exc_info=True)
 

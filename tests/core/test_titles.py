@@ -258,6 +258,25 @@ async def test_with_model_titles_the_model_names_the_session_after_its_first_tur
     assert session.conversation.sessions()[0].title == "mine"
 
 
+async def test_model_titles_naming_a_model_asks_that_cheaper_model(
+    project: Path, user_config_dir: Path
+) -> None:
+    """``model_titles = "MODEL"``: the title request goes to that model on the same server
+    (the issue's "cheap call"); the turns stay with the session's model."""
+    path = user_config_dir / "config.toml"
+    path.write_text(path.read_text() + '\n[sessions]\nmodel_titles = "tiny-model"\n')
+    script = [Reply("Look at parse()."), Reply("Parser crash"), Reply("ok")]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url, model="big-model")
+        await session.turn("the parser crashes when the input is empty, why?")
+        await session.turn("and now?")
+        await session.close()
+    assert [r["model"] for r in server.requests] == ["big-model", "tiny-model", "big-model"]
+    assert not server.requests[1].get("tools")
+    assert session.conversation.title == "Parser crash"
+    assert session.conversation.titled_by == "model"
+
+
 async def test_without_the_setting_no_title_is_asked_and_a_named_session_is_never_retitled(
     project: Path, user_config_dir: Path
 ) -> None:

@@ -113,13 +113,17 @@ class SessionConversation(Transcript):
         the project."""
         return mentions.expand(prompt, self.directory, self._worktree())
 
-    async def complete(self, messages: Sequence[Mapping[str, Any]]) -> str:
+    async def complete(
+        self, messages: Sequence[Mapping[str, Any]], provider: Provider | None = None
+    ) -> str:
         """One reply to ``messages`` (typed or OpenAI dicts; the workspace's system prompt
-        is added), no tools, the conversation untouched (``/compact`` uses it)."""
+        is added), no tools, the conversation untouched (``/compact`` uses it); from
+        ``provider`` when given (another model's: ``session.extensions.provider_for``)."""
         from ..providers.base import reply_text
 
         system = {"role": "system", "content": self._base_prompt()}
-        return await reply_text(self._provider().stream([system, *map(openai_dict, messages)], []))
+        asked = provider if provider is not None else self._provider()
+        return await reply_text(asked.stream([system, *map(openai_dict, messages)], []))
 
     def clear(self) -> None:
         """Forget the conversation; later messages go to a new journal."""
@@ -181,18 +185,19 @@ class SessionConversation(Transcript):
         summary = titles.summarize(self.journal.path) if self.journal.path.exists() else None
         return summary.titled_by if summary is not None else ""
 
-    async def title_from_model(self) -> str:
-        """Ask the model for a title of this conversation from its first prompt (one
-        request, no tools, the conversation untouched: ``[sessions] model_titles``) and
-        record it, unless someone named the session meanwhile; the title, or "" (no
-        prompt yet, no title in the answer, or named)."""
+    async def title_from_model(self, provider: Provider | None = None) -> str:
+        """Ask the model (``provider``'s when given: a cheaper one) for a title of this
+        conversation from its first prompt (one request, no tools, the conversation
+        untouched: ``[sessions] model_titles``) and record it, unless someone named the
+        session meanwhile; the title, or "" (no prompt yet, no title in the answer, or
+        named)."""
         first = next(
             (m for m in self.held if isinstance(m, UserMessage) and m.origin == "prompt"), None
         )
         if first is None:
             return ""
         ask = {"role": "user", "content": titles.TITLE_REQUEST + first.prompt[:4000]}
-        title = titles.model_title(await self.complete([ask]))
+        title = titles.model_title(await self.complete([ask], provider))
         if not title or self.titled_by == "person":
             return ""
         return self.rename(title, by="model")
