@@ -43,8 +43,8 @@ def command_hooks(session: tui_agent.Session) -> None:
         session.on("stop", engine.stopping)
     if found.for_event("SessionStart"):
         session.on("start", engine.session_started)
-    if found.for_event("Notification"):
-        session.on("close", engine.follow(session.events))
+    if found.for_event("Notification") or found.for_event("SessionEnd"):
+        session.on("close", engine.follow(session.events))  # SessionEnd: /clear's
     if found.for_event("SessionEnd"):
         session.on("end", engine.session_ended)
     if found.for_event("PreCompact"):

@@ -8,6 +8,7 @@ shows stderr to the user for the first three, and keeps the subagent going for t
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -99,6 +100,38 @@ async def test_session_end_runs_once_when_the_session_closes_with_its_reason(
     assert seen["session_id"] == session.id
     assert Path(seen["transcript_path"]).read_text().count('"hello"') == 1
     assert recorded(other_log) == []  # its matcher takes other reasons
+
+
+async def test_clear_ends_the_conversation_with_reason_clear(
+    project: Path, tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """Claude Code runs SessionEnd with reason "clear" on /clear: the payload is the ended
+    conversation's (its id, its transcript), and the session's close later ends the new
+    one with its own reason."""
+    hook, log = recorder(tmp_path, "end.sh")
+    only_exit, exit_log = recorder(tmp_path, "exit.sh")
+    user_hooks(
+        hook_table("SessionEnd", hook) + hook_table("SessionEnd", only_exit, "prompt_input_exit")
+    )
+    fake_openai.responder = lambda body: Reply("ok")
+    session = session_for(project, fake_openai)
+    await session.turn("hello before the clear")
+    first = session.id
+    assert await session.commands.run_line("/clear")
+    for _ in range(200):  # it runs beside the session, as Claude's does
+        if recorded(log):
+            break
+        await asyncio.sleep(0.02)
+    (seen,) = recorded(log)
+    assert seen["reason"] == "clear"
+    assert seen["session_id"] == first != session.id
+    assert Path(seen["transcript_path"]).read_text().count('"hello before the clear"') == 1
+    assert recorded(exit_log) == []  # its matcher takes only the quit
+    await session.turn("after it")
+    await session.close("prompt_input_exit")
+    assert [r["reason"] for r in recorded(log)] == ["clear", "prompt_input_exit"]
+    assert recorded(log)[1]["session_id"] == session.id
+    assert [r["reason"] for r in recorded(exit_log)] == ["prompt_input_exit"]
 
 
 async def test_session_end_exit_2_and_json_are_said_and_the_close_goes_on(

@@ -13,6 +13,7 @@ It uses of the session only ``HookHost``: what a plugin host offers the hooks.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 from ..project.workspace import Workspace
 from ..protocol.approval import ApprovalRequest, Decision
 from ..protocol.errors import PermissionDenied
-from ..protocol.events import Attention, EventBus
+from ..protocol.events import Attention, ConversationReset, EventBus
 from ..protocol.messages import Message
 from ..protocol.output import Output
 from ..tools.toolbox import CallInfo, Toolbox, current_call
@@ -490,20 +491,37 @@ class Engine:
             )
         return "\n\n".join(reasons) or None
 
+    def cleared(self, ended: str, messages: Sequence[Message]) -> Awaitable[None]:
+        """``/clear`` ended conversation ``ended``: ``SessionEnd`` with reason "clear", its
+        payload that conversation's (its id, its transcript, written now: the session
+        has a new one already)."""
+        transcript = self.session.extensions.kept("claude_transcript_ended", ClaudeTranscript)
+        path = transcript.sync(ended, messages, self.session.directory, self._aliases)
+        return self._tell(
+            "SessionEnd", "clear", reason="clear", session_id=ended, transcript_path=str(path)
+        )
+
     def follow(self, events: EventBus) -> Callable[[], Awaitable[None]]:
-        """Run the ``Notification`` hooks on each ``Attention`` of ``events``, beside the
-        session's work (they decide nothing). Returns what stops it: it stops listening,
-        waits a little for the hooks still running, then stops them."""
+        """Run the ``Notification`` hooks on each ``Attention`` of ``events``, and
+        ``SessionEnd`` when ``/clear`` ends a conversation (``ConversationReset``), beside
+        the session's work (they decide nothing). Returns what stops it: it stops
+        listening, waits a little for the hooks still running, then stops them."""
         running: set[asyncio.Task[None]] = set()
 
         def heard(event: object) -> None:
-            if not isinstance(event, Attention):
+            if isinstance(event, Attention):
+                work: Awaitable[None] = self.notification(event.kind, event.tool)
+            elif isinstance(event, ConversationReset) and event.reason == "clear" and event.ended:
+                if not self.hooks.for_event("SessionEnd"):
+                    return
+                work = self.cleared(event.ended, event.ended_messages)
+            else:
                 return
             try:
-                task = asyncio.get_running_loop().create_task(
-                    self.notification(event.kind, event.tool)
-                )
+                task = asyncio.get_running_loop().create_task(_awaited(work))
             except RuntimeError:  # no loop runs here: nobody waits either
+                if inspect.iscoroutine(work):
+                    work.close()
                 return
             running.add(task)
             task.add_done_callback(running.discard)
@@ -519,6 +537,10 @@ class Engine:
                 await asyncio.gather(*late, return_exceptions=True)
 
         return stop
+
+
+async def _awaited(work: Awaitable[None]) -> None:
+    await work
 
 
 NOTIFICATION_TYPES = {"approval": "permission_prompt", "done": "idle_prompt"}

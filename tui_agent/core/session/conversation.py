@@ -127,11 +127,12 @@ class SessionConversation(Transcript):
 
     def clear(self) -> None:
         """Forget the conversation; later messages go to a new journal."""
+        ended, messages = self.id, tuple(self.messages)
         self.conversation.clear()
         self.id = new_session_id()
         self._model_written = ""
         self.new_journal(self.id)
-        self._reset("clear")
+        self._reset("clear", ended=ended, ended_messages=messages)
 
     def resume(self, session_id: str | Path | None = None) -> bool:  # type: ignore[override]
         """Load a journaled conversation (this folder's last one without an id) and go on
@@ -215,10 +216,16 @@ class SessionConversation(Transcript):
             raise ValueError(f"could not write the title to {self.journal.path}")
         return str(record["title"])
 
-    def _reset(self, source: str, path: Path | None = None) -> None:
+    def _reset(
+        self,
+        source: str,
+        path: Path | None = None,
+        ended: str = "",
+        ended_messages: tuple[Message, ...] = (),
+    ) -> None:
         for fn in self.on_reset:
             fn(source, path)
-        self._events.emit(ConversationReset(source))
+        self._events.emit(ConversationReset(source, ended, ended_messages))
 
     def __repr__(self) -> str:
         return f"SessionConversation(id={self.id!r}, messages={len(self.held)})"
