@@ -352,3 +352,28 @@ def test_search_snapshot(snap_compare: Any, resumed: Any, size: tuple[int, int])
         await pilot.pause(0.3)
 
     assert snap_compare(TuiAgentApp(resumed), terminal_size=size, run_before=run_before)
+
+
+async def test_a_command_sent_after_a_search_shows_its_answer(project: Path) -> None:
+    """The search scrolled the chat up to a match and left it there; a ``/command`` sent
+    next brings the chat back to the bottom, so its answer is on screen (seen in tmux:
+    ``/cost`` after Esc answered below the view). A prompt leaves the view where it is
+    (test_app's ``test_chat_stays_at_the_bottom_unless_the_user_scrolled_up``)."""
+    script = [Reply("the first answer mentions zanzibar " + "filler " * 300)] + [
+        Reply("more words " * 80) for _ in range(4)
+    ]
+    async with FakeOpenAI(script) as server:
+        session = create_session(project, base_url=server.base_url)
+        app = TuiAgentApp(session)
+        async with app.run_test(size=(80, 24)) as pilot:
+            for prompt in ("one", "two", "three", "four", "five"):
+                await send(pilot, prompt)
+                await turn_over(pilot)
+            await find(pilot, "zanzibar")
+            await wait_for(pilot, lambda: count(app) == "1 of 1")
+            await wait_for(pilot, lambda: app.chat.scroll_y < app.chat.max_scroll_y - 10)
+            await pilot.press("escape")
+            assert app.focused is app.prompt
+            await send(pilot, "/help")
+            await wait_for(pilot, lambda: "/rename" in chat_text(app))
+            await wait_for(pilot, lambda: app.chat.scroll_y >= app.chat.max_scroll_y - 1)

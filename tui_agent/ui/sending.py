@@ -228,6 +228,12 @@ class SendingApp(SessionApp):
 
     @work(group="commands", exit_on_error=False)
     async def run_command(self, line: str) -> None:
+        # a command answers in the chat only: follow the bottom again (a search or a
+        # scroll up left the view above, and the answer would come below it); a prompt
+        # sent while reading above leaves the view where it is
+        chat = self._live_chat()
+        if chat is not None:
+            chat.anchor()
         self.post_message(UserLine(line))
         # a command still running after a moment (a Markdown command's !`…`) shows
         # "working…" and Esc, as a turn does
