@@ -167,6 +167,7 @@ BUNDLED = {
     "todo": ["todos"],
     "task": ["description", "prompt", "agent"],
     "fetch": ["url", "format", "max_length", "offset"],
+    "diagnostics": ["path"],  # a language server only where one is on the PATH
 }
 # URLs refused before any connection (a private address, a scheme, credentials, no URL):
 # the fuzz never reaches the network
