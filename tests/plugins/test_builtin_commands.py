@@ -196,7 +196,9 @@ async def test_clear_forgets_the_conversation_and_starts_a_new_session(project: 
     seen = await command(session, "/clear")
     assert session.conversation.messages == []
     assert session.id != old_id
-    assert seen.of(ConversationReset) == [ConversationReset("clear")]
+    [reset] = seen.of(ConversationReset)  # it carries the ended conversation (SessionEnd)
+    assert (reset.reason, reset.ended) == ("clear", old_id)
+    assert reset.ended_messages[0].text == "remember this"
     assert [info.id for info in session.conversation.sessions()] == [
         old_id
     ]  # the old one stays saved

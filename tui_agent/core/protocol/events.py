@@ -120,8 +120,8 @@ class ReplyWithdrawn:
 @dataclass(frozen=True)
 class ConversationReset:
     """The conversation was cleared, compacted or replaced by a resumed one. After a
-    ``"clear"`` or ``"resume"``, ``ended`` is the id of the conversation that ended and
-    ``ended_messages`` its messages (Claude's ``SessionEnd`` with reason ``clear``)."""
+    ``"clear"``, ``ended`` is the id of the conversation that ended and ``ended_messages``
+    its messages (Claude's ``SessionEnd`` with reason ``clear``)."""
 
     reason: str
     ended: str = ""
