@@ -95,8 +95,17 @@ def _lock_files(worktree: Path) -> Path:
     import platformdirs
 
     folder = Path(platformdirs.user_cache_dir(paths.APP)) / "sandbox-locks"
+    real = os.path.realpath(worktree)
+    known = _LOCKS.get((folder, real))
+    if known is not None and os.path.isdir(folder):
+        return known
     folder.mkdir(parents=True, exist_ok=True)
-    return folder / hashlib.sha256(str(worktree.resolve()).encode()).hexdigest()[:24]
+    base = _LOCKS[(folder, real)] = folder / hashlib.sha256(real.encode()).hexdigest()[:24]
+    return base
+
+
+# the lock files' names, by their folder and the worktree's real path (each command asks)
+_LOCKS: dict[tuple[Path, str], Path] = {}
 
 
 # the sessions that keep stand-ins: (session's /tmp, lock files) -> the ``.sessions``
