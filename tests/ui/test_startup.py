@@ -342,6 +342,30 @@ async def test_resume_mounts_a_screenful_and_the_rest_when_scrolled_to(project: 
     session.conversation.journal.close()
 
 
+async def test_a_resumes_first_frame_does_not_try_bubblewrap(project: Path) -> None:
+    """A resume draws its status before the first frame: whether the sandbox works here
+    (bubblewrap started once, 15-20 ms) is found after it, and the status says it then."""
+    from tui_agent.core.sandbox import host
+
+    session_id = journaled_session(project, turns=3)
+    session = create_session(project, load=False)
+    assert session.conversation.resume(session_id)
+    app = TuiAgentApp(session)
+    load = app._load
+    tried: list[dict[str, Any]] = []
+
+    async def first_frame() -> None:  # what the app calls right after its first frame
+        tried.append(dict(host._AVAILABILITY))
+        await load()
+
+    app._load = first_frame  # type: ignore[method-assign]
+    host._AVAILABILITY.clear()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: tried and app.status.endswith("sandbox"))
+        assert tried == [{}], tried
+        assert host._AVAILABILITY and all(v is None for v in host._AVAILABILITY.values())
+
+
 async def test_scrolling_up_a_resumed_conversation_stops_at_the_chats_limit(
     project: Path, monkeypatch: Any
 ) -> None:

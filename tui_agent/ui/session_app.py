@@ -304,8 +304,13 @@ class SessionApp(App[None]):
         primary = session.agents.primary  # /agent NAME: the session is that agent
         if primary is not None:
             parts.append(StatusPart((f"agent: {primary.name}", primary.name), (50,)))
-        sandbox = session.sandbox  # "sandbox" when on, "no sandbox" when wanted but missing
-        if sandbox.active:  # the usual state: gives way before the model's name
+        # "sandbox" when on, "no sandbox" when wanted but missing; only after the first
+        # frame (a resume draws this status before it): finding whether bubblewrap works
+        # here starts it once, 15-20 ms
+        sandbox = session.sandbox if self.first_frame_drawn else None
+        if sandbox is None:
+            pass
+        elif sandbox.active:  # the usual state: gives way before the model's name
             parts.append(StatusPart(("sandbox", ""), (35,)))
         elif sandbox.settings.enabled:  # a warning: stays longer than the model's name
             parts.append(StatusPart(("no sandbox", ""), (45,)))

@@ -861,7 +861,8 @@ async def test_the_app_runs_sandboxed_commands_unasked_and_the_dialog_says_outsi
         session = create_session(project, base_url=server.base_url)
         async with run_app(session, size=(80, 24)) as pilot:
             app = pilot.app
-            assert app.status.endswith("sandbox")  # on the prompt's border
+            # on the prompt's border, once the first frame is drawn (bwrap is tried then)
+            await wait_for(pilot, lambda: app.status.endswith("sandbox"))
             await send(pilot, "go")
             await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
             assert (project / "made.txt").read_text() == "in\n"  # ran without a dialog
