@@ -6,7 +6,8 @@ python bench/sandbox.py [--runs N]   # alone, prints the figures as JSON
 Both sides start the process as ``execute`` does (``bash -c``, its own session, output
 piped), taking turns; the sandboxed side also builds the bwrap command line and the
 scrubbed environment each time, in a session (its private /tmp held by a tmpfs holder,
-started by a first round that is not counted). ``sandboxed_ms`` is None (and the goal
+started by a first round that is not counted; then 2.2 s pass and the disk is synced, as
+before a session's later commands: see the loop). ``sandboxed_ms`` is None (and the goal
 unmet) without bwrap.
 ``hosts_ms``: the same with ``network = [hosts]``, the command started behind the
 allowed-hosts forwarder (a Python started inside the sandbox; the proxy outside is
