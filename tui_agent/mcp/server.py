@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-import importlib.metadata
 import importlib.util
 import logging
 import os

@@ -473,6 +473,26 @@ def test_the_fast_check_takes_plain_values_without_jsonschema() -> None:
         assert validator.error(bad) is not None
 
 
+def test_jsonschema_is_asked_only_when_the_fast_check_cannot_answer() -> None:
+    """A plain schema makes no jsonschema validator when the tool is registered, nor while
+    its arguments pass the fast check (jsonschema stays out of memory after the load,
+    test_idle_modules.py); the first arguments it cannot vouch for make it, once."""
+    from tui_agent.core.tools.validation import ArgsValidator
+
+    validator = ArgsValidator(object_schema({"n": {"type": "integer"}}, ["n"]))
+    assert validator._validator is None
+    assert validator.error({"n": 1}) is None and validator.errors({"n": 2}) == []
+    assert validator._validator is None
+    assert validator.error({"n": "x"}) == "value at `/n` is not an integer"
+    made = validator._validator
+    assert made is not None
+    assert validator.errors({}) == ["object at root is missing required properties: n"]
+    assert validator._validator is made
+    # a schema that is not plain is checked against the metaschema and compiled at once
+    pattern = ArgsValidator(object_schema({"s": {"type": "string", "pattern": "^a"}}, []))
+    assert pattern._validator is not None
+
+
 def test_a_schema_changed_in_place_is_followed_on_the_next_call() -> None:
     toolbox = Toolbox()
     tool = toolbox.add("t", params={"x": {"type": "integer"}}, required=["x"], handler=lambda a: a)

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # jsonschema is imported on the first tool registration, not at start-up
-    from jsonschema import FormatChecker
+if TYPE_CHECKING:  # jsonschema is imported when a tool's arguments or schema need it
+    from jsonschema import Draft202012Validator, FormatChecker
     from jsonschema.exceptions import ValidationError
 
 
@@ -362,13 +362,25 @@ class ArgsValidator:
     __slots__ = ("_fast", "_validator", "schema")
 
     def __init__(self, schema: dict[str, Any]) -> None:
-        from jsonschema import Draft202012Validator
-
-        if not plainly_valid(schema):  # the metaschema check costs ~1.4 ms a schema
-            Draft202012Validator.check_schema(schema)
         self.schema = schema
-        self._validator = Draft202012Validator(schema, format_checker=_format_checker())
+        self._validator: Draft202012Validator | None = None
+        if not plainly_valid(schema):  # the metaschema check costs ~1.4 ms a schema
+            from jsonschema import Draft202012Validator
+
+            Draft202012Validator.check_schema(schema)
+            self._validator = Draft202012Validator(schema, format_checker=_format_checker())
         self._fast = _fast_path(schema)
+
+    def _full(self) -> Draft202012Validator:
+        """jsonschema's validator: made when first asked (a plain schema whose arguments
+        pass the fast check never needs it, nor jsonschema in memory)."""
+        validator = self._validator
+        if validator is None:
+            from jsonschema import Draft202012Validator
+
+            validator = Draft202012Validator(self.schema, format_checker=_format_checker())
+            self._validator = validator
+        return validator
 
     def _fast_check(self) -> Check | None:
         fast = self._fast
@@ -395,7 +407,7 @@ class ArgsValidator:
         messages: list[str] = []
         seen: set[str] = set()
         try:
-            for error in self._validator.iter_errors(args):
+            for error in self._full().iter_errors(args):
                 text = _message(error)
                 if text not in seen:
                     seen.add(text)
