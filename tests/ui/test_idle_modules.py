@@ -2,9 +2,10 @@
 first prompt. ``bench/run.py``'s ``idle_rss`` measures it (VmRSS 1 s after the first
 frame); this pins, machine-independently, the libraries the load must leave for later,
 each used only when something needs it: jsonschema (a tool's arguments that the fast
-check cannot vouch for), ``html`` and its HTML5 entity table (an /export), Markdown (the
-first reply or a Markdown note). ``test_startup.py`` lists what the first frame goes
-without; this is the state after the load.
+check cannot vouch for), ``html`` and its HTML5 entity table (an /export),
+importlib.metadata (a distribution that names the plugin packages' group, an MCP server
+over HTTP), Markdown (the first reply or a Markdown note). ``test_startup.py`` lists
+what the first frame goes without; this is the state after the load.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ AFTER_LOAD = [
     "attrs",  # jsonschema's
     "referencing",  # jsonschema's
     "html",  # plugins/export.py escapes with it on an /export
+    "importlib.metadata",  # plugin packages: only when a distribution names their group
+    "zipfile",  # importlib.metadata's
     "html.entities",
     "markdown_it",  # a configured provider: no Markdown note after the load
     "textual.widgets._markdown",

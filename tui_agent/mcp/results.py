@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import importlib.metadata
 import importlib.util
 import json
 import re
@@ -188,9 +187,11 @@ def _connection_lost(exc: BaseException) -> bool:
 
 def mcp_major() -> int:
     """The installed ``mcp`` package's major version (1 when it cannot be told)."""
+    from importlib import metadata  # with the first HTTP server: not at the plugin's load
+
     try:
-        return int(importlib.metadata.version("mcp").split(".")[0])
-    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return int(metadata.version("mcp").split(".")[0])
+    except (metadata.PackageNotFoundError, ValueError):
         return 1
 
 

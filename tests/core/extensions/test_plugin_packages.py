@@ -276,6 +276,64 @@ async def test_the_scan_is_kept_until_the_environment_changes(
     assert any(name.startswith("whisper") for name in session.toolbox.tools)
 
 
+def test_importlib_metadata_is_asked_only_when_a_distribution_may_name_the_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``scan`` reads the distributions' ``entry_points.txt`` where importlib.metadata
+    finds them and leaves importlib.metadata (~1 MB of modules) out when none names the
+    group; whenever it may, or it cannot tell, importlib.metadata gives the answer."""
+    from importlib import metadata
+
+    asked: list[str] = []
+    entry_points = metadata.entry_points
+
+    def counted(**params: str) -> metadata.EntryPoints:
+        asked.append(params["group"])
+        return entry_points(**params)
+
+    monkeypatch.setattr(metadata, "entry_points", counted)
+    # where the tests run: a "no" is importlib.metadata's answer too
+    assert packages.mentioned() or not entry_points(group=packages.GROUP)
+
+    site, other = tmp_path / "site", tmp_path / "other"
+    write(site / "tool-1.0.dist-info" / "entry_points.txt", "[console_scripts]\nt = t:main\n")
+    write(site / "plain-2.0.dist-info" / "METADATA", "Name: plain\n")
+    write(site / "legacy-1.0.egg-info", "Metadata-Version: 1.0\n")  # a file
+    write(site / "tui_agent_plugins_notes.txt", "[tui_agent.plugins] in no distribution\n")
+    other.mkdir()
+    monkeypatch.setattr(sys, "path", [str(site), str(tmp_path / "missing"), str(other)])
+    assert not packages.mentioned()
+    assert packages.scan() == [] and asked == []
+
+    found = other / "Found-3.0.DIST-INFO"
+    write(found / "METADATA", "Metadata-Version: 2.1\nName: found\nVersion: 3.0\n")
+    write(found / "entry_points.txt", "[tui_agent.plugins]\nf = f\n")
+    assert packages.mentioned()
+    assert [(p.name, p.module) for p in packages.scan()] == [("f", "f")]
+    assert asked == [packages.GROUP]
+
+    egg = tmp_path / "old.egg"  # an egg on the path keeps its metadata in EGG-INFO
+    write(egg / "EGG-INFO" / "entry_points.txt", "[tui_agent.plugins]\ne = e\n")
+    monkeypatch.setattr(sys, "path", [str(site), str(egg)])
+    assert packages.mentioned()
+
+    archive = tmp_path / "bundle.zip"  # importlib.metadata reads inside a zip: not this check
+    with zipfile.ZipFile(archive, "w") as bundle:
+        bundle.writestr("z-1.0.dist-info/METADATA", "Name: z\n")
+    monkeypatch.setattr(sys, "path", [str(site), str(archive)])
+    assert packages.mentioned()
+
+    class Finder:  # a finder of distributions of its own
+        @staticmethod
+        def find_distributions(*args: object, **kwargs: object) -> list[object]:
+            return []
+
+    monkeypatch.setattr(sys, "path", [str(site)])
+    assert not packages.mentioned()
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder])
+    assert packages.mentioned()
+
+
 def test_the_plugins_command_lists_files_and_packages(
     install: Installer,
     project: Path,

@@ -74,9 +74,46 @@ def installed() -> list[Package]:
     return list(_found[1])
 
 
+def mentioned() -> bool:
+    """Whether any installed distribution's ``entry_points.txt`` may name the group: read
+    where ``importlib.metadata`` looks (the ``*.dist-info`` and ``*.egg-info`` folders of
+    the folders on ``sys.path``, an ``.egg``'s ``EGG-INFO``). ``True`` whenever unsure (a
+    zip or a finder of distributions of its own on the path, a file that cannot be read),
+    so only a sure "no" spares ``importlib.metadata`` (~1 MB of modules: email, zipfile,
+    csv…) to an environment without plugin packages, which is most of them."""
+    marker = GROUP.encode()
+    finders = [f for f in sys.meta_path if hasattr(f, "find_distributions")]
+    if any(getattr(f, "__name__", None) != "PathFinder" for f in finders):
+        return True
+    for entry in sys.path:
+        root = entry or "."
+        try:
+            children = os.listdir(root)
+        except NotADirectoryError:
+            return True  # a zip file: importlib.metadata reads inside it
+        except OSError:
+            continue
+        egg = os.path.basename(root).lower().endswith(".egg")
+        for child in children:
+            low = child.lower()
+            if not (low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info")):
+                continue
+            try:
+                with open(os.path.join(root, child, "entry_points.txt"), "rb") as file:
+                    if marker in file.read():
+                        return True
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # no entry points (an .egg-info may be a file)
+            except OSError:
+                return True
+    return False
+
+
 def scan() -> list[Package]:
     """Every entry point of the group, read from the installed distributions' metadata
     (nothing is imported)."""
+    if not mentioned():
+        return []
     from importlib import metadata
 
     found: list[Package] = []
