@@ -103,6 +103,22 @@ class FoldSpacer(Widget):
         return ""
 
 
+def _forget_drawing(widget: Widget) -> None:
+    """Drop what Textual keeps of the last drawing of a block folded away, and of all in
+    it: its lines (``Strip``: a list of segments and seven caches each), as drawn and as
+    styled, and its arrangements. Drawn again if it is unfolded (it is marked dirty, as
+    Textual marks a widget whose content changed). A long reply's folded blocks kept a
+    third of the objects in the heap that way, and every full garbage collection walks
+    them (heap.py)."""
+    from textual.geometry import NULL_SIZE
+    from textual.widget import _RenderCache
+
+    for node in widget.walk_children(Widget, with_self=True):
+        node._render_cache = _RenderCache(NULL_SIZE, [])
+        node._set_dirty()  # its styled lines too; drawn anew when shown
+        node._arrangement_cache.clear()
+
+
 class ChatView(VerticalScroll):
     """Anchored to the bottom while new content arrives, unless the user scrolled up.
 
@@ -202,6 +218,7 @@ class ChatView(VerticalScroll):
         with self.app.batch_update():
             for widget, _ in newly:
                 widget.display = False
+                _forget_drawing(widget)
             self._size_spacer(first_shown.virtual_region.y, first_shown)
 
     def _size_spacer(self, y: int, first_shown: Widget) -> None:
