@@ -108,8 +108,8 @@ def _forget_drawing(widget: Widget) -> None:
     it: its lines (``Strip``: a list of segments and seven caches each), as drawn and as
     styled, and its arrangements. Drawn again if it is unfolded (it is marked dirty, as
     Textual marks a widget whose content changed). A long reply's folded blocks kept a
-    third of the objects in the heap that way, and every full garbage collection walks
-    them (heap.py)."""
+    fifth to a third of its objects in the heap that way, and every full garbage
+    collection walks them (heap.py; tests/ui/test_stream_cost.py)."""
     from textual.geometry import NULL_SIZE
     from textual.widget import _RenderCache
 
