@@ -82,7 +82,9 @@ def test_a_credential_made_between_commands_is_hidden_from_the_next(
     warm(box)
     # the user runs `aws configure` meanwhile
     write(isolated_home / ".aws" / "credentials", "[default]\naws_secret_access_key = SECRET1\n")
-    status, said, argv = run(box, "cat ~/.aws/credentials; printf 'listed:%s;' \"$(ls -A ~/.aws)\"")
+    _status, said, argv = run(
+        box, "cat ~/.aws/credentials; printf 'listed:%s;' \"$(ls -A ~/.aws)\""
+    )
     assert "SECRET1" not in said and "listed:;" in said, said
     assert str(isolated_home / ".aws") in argv
 

@@ -330,3 +330,27 @@ def _socket_files(top: str, depth: int, folders: set[str] | None = None) -> list
         except OSError:
             continue
     return found
+
+
+def _there(place: Path) -> bool:
+    """``place.exists() or place.is_symlink()`` in one ``lstat`` (``protection`` asks
+    it of some 20 paths for every command)."""
+    try:
+        os.lstat(place)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return True
+
+
+def _real_folder(place: Path) -> bool:
+    """``place.is_dir() and not place.is_symlink()`` in one ``lstat``."""
+    try:
+        return stat.S_ISDIR(os.lstat(place).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def _under_tmp(place: Path) -> bool:
+    """Whether ``place``, as given or where it leads, is under /tmp (which the sandbox
+    replaces with its private one)."""
+    return place.is_relative_to("/tmp") or Path(os.path.realpath(place)).is_relative_to("/tmp")

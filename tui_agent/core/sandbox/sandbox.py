@@ -67,7 +67,6 @@ import logging
 import os
 import re
 import shutil
-import stat
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -92,7 +91,10 @@ from .host import (
     _host_sockets,
     _identity,
     _matched,
+    _real_folder,
     _real_paths,
+    _there,
+    _under_tmp,
     _within,
     availability,
     host_sockets,
@@ -190,30 +192,6 @@ LOCALE = (
     "LC_TIME",
     "LANG",
 )
-
-
-def _there(place: Path) -> bool:
-    """``place.exists() or place.is_symlink()`` in one ``lstat`` (``protection`` asks
-    it of some 20 paths for every command)."""
-    try:
-        os.lstat(place)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    return True
-
-
-def _real_folder(place: Path) -> bool:
-    """``place.is_dir() and not place.is_symlink()`` in one ``lstat``."""
-    try:
-        return stat.S_ISDIR(os.lstat(place).st_mode)
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-
-
-def _under_tmp(place: Path) -> bool:
-    """Whether ``place``, as given or where it leads, is under /tmp (which the sandbox
-    replaces with its private one)."""
-    return place.is_relative_to("/tmp") or Path(os.path.realpath(place)).is_relative_to("/tmp")
 
 
 @dataclass
