@@ -280,7 +280,8 @@ async def _ui_stream(
             if n:
                 log(
                     f"  UI handled {n} tokens: {marks[n] - started:.1f} s CPU since Enter"
-                    f" ({gc_time[0]:.2f} s of it in {gc_time[1]} full garbage collections)"
+                    f" (full garbage collections since the app started, the warm-up's"
+                    f" included: {gc_time[1]}, {gc_time[0]:.2f} s)"
                 )
             if profiler is not None and profiling:
                 profiler.disable()
