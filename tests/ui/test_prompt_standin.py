@@ -160,6 +160,7 @@ async def test_the_footer_shows_the_same_keys_and_the_stand_in_looks_as_the_prom
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.first_frame_drawn)
         standin = app.query_one(PromptStandIn)
+        app.update_status()  # as the load does: "sandbox" joins it after the first frame
         await pilot.pause()
         keys, drawn = footer_keys(app), cells(standin)
         assert any("Newline" in key for key in keys)
