@@ -84,6 +84,19 @@ def isolated_home(
 
 
 @pytest.fixture
+def box(project: Path, tmp_path: Path) -> Iterator[Any]:
+    """The shell sandbox of a session on ``project`` with default settings, its private
+    /tmp held between commands (as a session's); released after the test."""
+    from tui_agent.core.sandbox.private_tmp import release_tmp
+    from tui_agent.sandbox import Sandbox
+
+    made = Sandbox.of({}, project, tmp_path / "session-tmp")
+    assert made.active, made.reason
+    yield made
+    release_tmp(tmp_path / "session-tmp")
+
+
+@pytest.fixture
 def sandbox_off(isolated_home: Path) -> None:
     """The sandbox off in the user config (appended to what is there), for tests of the
     shell as it runs without bubblewrap (macOS, or bwrap missing) and of the approval

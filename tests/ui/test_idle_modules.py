@@ -10,11 +10,10 @@ what the first frame goes without; this is the state after the load.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
+
+from test_startup import run_fresh
 
 # imported only when first used: never by the load, its bundled plugins and tools included
 AFTER_LOAD = [
@@ -70,15 +69,7 @@ LOADED = textwrap.dedent(
 def test_the_loaded_app_has_not_imported_what_only_a_later_step_needs(project: Path) -> None:
     """A fresh process, a configured provider, the bundled plugins loaded (``execute``,
     ``export``, ``mcp``…, their tools registered): none of ``AFTER_LOAD`` is imported."""
-    done = subprocess.run(
-        [sys.executable, "-c", LOADED, str(project)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_fresh(LOADED, project)
     assert seen["loaded"] and seen["provider"] != "stub"
     assert {"read", "write", "execute", "grep"} <= set(seen["tools"])
     modules = set(seen["modules"])

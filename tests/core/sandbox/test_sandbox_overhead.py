@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,14 +22,6 @@ from conftest import needs_bwrap
 from tui_agent.core.sandbox import hop, private_tmp
 from tui_agent.core.sandbox.private_tmp import release_tmp
 from tui_agent.sandbox import Sandbox
-
-
-@pytest.fixture
-def box(project: Path, tmp_path: Path) -> Iterator[Sandbox]:
-    made = Sandbox.of({}, project, tmp_path / "session-tmp")
-    assert made.active, made.reason
-    yield made
-    release_tmp(tmp_path / "session-tmp")
 
 
 def run(box: Sandbox, command: str, environ: dict[str, str] | None = None) -> tuple[str, list[str]]:

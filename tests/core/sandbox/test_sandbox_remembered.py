@@ -24,7 +24,6 @@ import pytest
 from conftest import needs_bwrap, write
 
 from tui_agent.core.sandbox import host, private_tmp
-from tui_agent.core.sandbox.private_tmp import release_tmp
 from tui_agent.sandbox import Sandbox
 
 SETTLE = 0.3  # seconds: SETTLED_NS here, so a test can wait for its folders to settle
@@ -41,14 +40,6 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def settle() -> None:
     time.sleep(SETTLE + 0.1)
-
-
-@pytest.fixture
-def box(project: Path, tmp_path: Path) -> Iterator[Sandbox]:
-    made = Sandbox.of({}, project, tmp_path / "session-tmp")
-    assert made.active, made.reason
-    yield made
-    release_tmp(tmp_path / "session-tmp")
 
 
 def run(box: Sandbox, command: str) -> tuple[int, str, list[str]]:
