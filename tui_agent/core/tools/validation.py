@@ -368,7 +368,7 @@ class ArgsValidator:
             from jsonschema import Draft202012Validator
 
             Draft202012Validator.check_schema(schema)
-            self._validator = Draft202012Validator(schema, format_checker=_format_checker())
+            self._full()  # compiled now: its schema's errors come at registration
         self._fast = _fast_path(schema)
 
     def _full(self) -> Draft202012Validator:
