@@ -65,13 +65,16 @@ def ours(resume: str | None) -> None:
 
     folder = Path.cwd()
     app: Any
-    if resume:
-        session = cli.new_session(args, load=False)
-        if not session.conversation.resume(resume):
+    resumed = None
+    if resume:  # its newest messages read for the first frame; the session comes after it
+        from tui_agent.core.conversation.transcript import Transcript, read_resumed
+
+        path = Transcript.find(folder, resume)
+        if path is None:
             raise SystemExit(f"no session {resume}")
-        app = TuiAgentApp(session)
-    else:
-        app = TuiAgentApp(make_session=lambda: cli.new_session(args, load=False), directory=folder)
+        resumed = read_resumed(path)
+    make = lambda: cli.new_session(args, load=False)  # noqa: E731
+    app = TuiAgentApp(make_session=make, directory=folder, resumed=resumed)
 
     async def first_frame_drawn() -> None:  # what the app calls right after its first frame
         if resume and not _newest_shown(app):

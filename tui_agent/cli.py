@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 if TYPE_CHECKING:  # the core is imported when needed: the app's first frame goes without it
     import argparse  # and argparse with the parser: ``tui-agent`` alone needs neither
 
+    from .core.conversation.transcript import Resumed
     from .core.protocol.output import Note
     from .core.session.session import Session
 
@@ -546,10 +547,11 @@ def new_session(args: argparse.Namespace, *, load: bool) -> Session:
 
 
 def start_app(args: argparse.Namespace) -> int:
-    """The full-screen app. Without ``--continue``/``--resume`` the app makes the session
-    (and imports the core with it) after its first frame; a resume is looked up first, so
-    a wrong id is said here and not in the app. No garbage collection until the first
-    frame (see ui/heap.py)."""
+    """The full-screen app. The app makes the session (and imports the core with it)
+    after its first frame. A resume is looked up first, so a wrong id is said here and not
+    in the app, and its journal's newest messages are read (``read_resumed``: the light
+    part of the core) for the first frame to draw; the session takes them over. No
+    garbage collection until the first frame (see ui/heap.py)."""
     from .ui.heap import hold_collections
 
     hold_collections()
@@ -559,15 +561,18 @@ def start_app(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         print(f"tui-agent: not a folder: {folder}", file=sys.stderr)
         return 2
-    session: Session | None = None
     picking = args.resume == "" and not args.continue_  # no id: the picker opens once loaded
     args.resume = args.resume or None
-    if args.continue_ or args.resume:
-        session = new_session(args, load=False)
-        if not session.conversation.resume(args.resume):
+    resumed: Resumed | None = None
+    if args.continue_ or args.resume:  # its newest messages are read for the first frame
+        from .core.conversation.transcript import Transcript, read_resumed
+
+        path = Transcript.find(folder, args.resume)
+        if path is None:
             what = f"session {args.resume}" if args.resume else f"a session for {folder}"
             print(f"tui-agent: could not find {what}", file=sys.stderr)
             return 2
+        resumed = read_resumed(path)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print(
             "tui-agent: the app needs a terminal; for scripts use "
@@ -575,13 +580,14 @@ def start_app(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if session is not None:
-        return run_app(TuiAgentApp(session))
 
     def make_session() -> Session:  # called by the app right after its first frame
-        return new_session(args, load=False)
+        session = new_session(args, load=False)
+        if resumed is not None:  # it takes over the messages the first frame drew
+            session.conversation.resume(resumed.path, resumed)
+        return session
 
-    app = TuiAgentApp(make_session=make_session, directory=folder)
+    app = TuiAgentApp(make_session=make_session, directory=folder, resumed=resumed)
     app.start_line = "/resume" if picking else None
     return run_app(app)
 

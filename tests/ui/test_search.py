@@ -239,7 +239,6 @@ async def test_a_match_in_blocks_the_chat_no_longer_holds_is_found_and_drawn(
             gaps = list(chat.query(Gap))  # what lies between is said, not drawn
             assert gaps and all("later message" in str(gap.content) for gap in gaps)
             assert chat.children.index(match.part.block) < chat.children.index(gaps[0])
-            app.save_screenshot("/tmp/p42/c2-search-dropped.svg")
             # the tool call of that first turn came back with it, its result folded
             assert any(call.tool_name == "read" for call in chat.query(ToolCallBlock))
             await find(pilot, "prompt 15")  # the newest still there, found as before

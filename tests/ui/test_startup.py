@@ -59,6 +59,20 @@ BEFORE_FIRST_FRAME = [
     "tui_agent.ui.session_app",
 ]
 
+# what a resume adds before its first frame: the drawing of its newest messages and the
+# light part of the core that reads a journal (ui/journaled.py); not the session
+RESUME_BEFORE_FIRST_FRAME = [
+    *(f"tui_agent.core{m}" for m in ("", ".conversation", ".project", ".protocol", ".util")),
+    *(f"tui_agent.core.conversation.{m}" for m in ("conversation", "journal", "transcript")),
+    *(f"tui_agent.core.images{m}" for m in ("", ".prepare", ".sniff", ".store")),
+    "tui_agent.core.project.config",
+    *(f"tui_agent.core.protocol.{m}" for m in ("messages", "records", "result")),
+    *("tui_agent.core.sandbox", "tui_agent.core.sandbox.user_shell"),
+    *(f"tui_agent.core.util.{m}" for m in ("paths", "processes", "secrets", "truncation")),
+    *(f"tui_agent.ui.blocks.{m}" for m in ("image", "live", "markdown", "reply", "task")),
+    *("tui_agent.ui.blocks.tool_call", "tui_agent.ui.journaled", "tui_agent.ui.resumed"),
+]
+
 FIRST_FRAME = textwrap.dedent(
     """
     import asyncio, json, sys
@@ -185,6 +199,108 @@ def test_tui_agent_alone_draws_its_first_frame_before_it_imports_the_core(projec
     ]
     assert [name for name in later if name in modules] == []
     assert seen["loaded"] and {"read", "write", "execute"} <= set(seen["tools"])
+
+
+RESUMED = textwrap.dedent(
+    """
+    import asyncio, os, sys
+
+    from tui_agent import cli
+    from tui_agent.ui import app as ui_app
+
+    seen = {"made": 0}
+    apps = []
+    new_session = cli.new_session
+
+    def drawn(app):
+        return [str(getattr(w, "_markdown", "")) for w in app.chat.children]
+
+    def recording_new_session(args, *, load):  # what the app's make_session calls
+        app = apps[0]
+        footer = app.query_one("Footer")
+        seen["keys_drawn"] = bool(footer.children) and all(k.region for k in footer.children)
+        seen["newest_drawn"] = any("answer **39**" in text for text in drawn(app))
+        seen["modules"] = sorted(sys.modules)
+        seen["made"] += 1
+        return new_session(args, load=load)
+
+    async def main(app):
+        async with app.run_test(size=(100, 30)) as pilot:
+            for _ in range(300):
+                if app.session_ready:
+                    break
+                await pilot.pause(0.02)
+            session = app.session
+            conversation = session.conversation
+            older = app.chat.older
+            seen["switched"] = older is not None and older.conversation is conversation
+            held = conversation.held
+            seen["anchored"] = older is not None and any(m is older.first for m in held)
+            seen["deferred"] = conversation.deferred
+            chat = app.chat
+            whole = conversation.messages  # (reads what the resume put off)
+            for _ in range(600):  # scrolled up to the top, as a user would
+                if older is None or older.first is whole[0]:
+                    break
+                if not chat._loading_older:
+                    chat.scroll_to(y=0, animate=False, immediate=True)
+                await pilot.pause(0.01)
+            seen["whole"] = len(whole)
+            seen["first_is_the_sessions"] = older is not None and older.first is whole[0]
+            seen["interrupted"] = sum(
+                "interrupted: the session ended" in line
+                for line in conversation.journal.path.read_text().splitlines()
+            )
+
+    def run_app(app):
+        apps.append(app)
+        asyncio.run(main(app))
+        return 0
+
+    cli.new_session = recording_new_session
+    ui_app.run_app = run_app  # what `tui-agent --resume ID` runs, headless
+    sys.stdin.isatty = sys.stdout.isatty = lambda: True
+    os.chdir(sys.argv[1])
+    cli.main(["--resume", sys.argv[2]])
+    import json
+
+    print(json.dumps(seen))
+    """
+)
+
+
+def test_a_resume_draws_its_newest_messages_before_it_makes_its_session(project: Path) -> None:
+    """``tui-agent --resume ID``: the first frame shows the journal's newest messages, read
+    with the light part of the core only (no session, agent, provider or ``connected``);
+    the session made after it takes those very messages over (the chat's earlier ones
+    come from the session's conversation, scrolled up to the first), and the call the
+    journal left open is answered once."""
+    session_id = journaled_session(project, turns=40)  # 160 messages: most put off
+    path = create_session(project, load=False).conversation.find(project, session_id)
+    assert path is not None
+    with path.open("a", encoding="utf-8") as journal:  # a call the session never answered
+        call = {"id": "open", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+        journal.write(
+            json.dumps({"type": "message", "message": {"role": "assistant", "tool_calls": [call]}})
+            + "\n"
+        )
+    done = subprocess.run(
+        [sys.executable, "-c", RESUMED, str(project), session_id],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["made"] == 1 and seen["keys_drawn"] and seen["newest_drawn"]
+    ours = [m for m in seen["modules"] if m.startswith("tui_agent")]
+    assert sorted(set(ours) - set(BEFORE_FIRST_FRAME)) == sorted(RESUME_BEFORE_FIRST_FRAME)
+    assert not [m for m in seen["modules"] if m in ("openai", "httpx", "jsonschema")]
+    assert seen["switched"] and seen["anchored"] and seen["deferred"]
+    assert seen["whole"] == 161 + 1  # the journal's messages and the open call's answer
+    assert seen["first_is_the_sessions"]
+    assert seen["interrupted"] == 1
 
 
 def test_no_arguments_is_what_the_parser_gives_for_none() -> None:

@@ -8,7 +8,10 @@ there: ``dialogs/approval.py``):
 - ``connected.py`` is the one UI module that imports anything of tui-agent outside the UI
   (the core), so no other module can pull the core in early;
 - ``connected`` itself is imported at one moment, when the app connects its session
-  (``TuiAgentApp._connect``), and at the top of the modules that only come after that.
+  (``TuiAgentApp._connect``), and at the top of the modules that only come after that;
+- one narrow door besides it, ``journaled.py``: the light part of the core a resume's
+  first frame draws the journal's newest messages with, before the session is made
+  (``JOURNALED``: exactly what it may import), and only ``resumed.py`` uses it.
 
 Imports under ``if TYPE_CHECKING:`` are for annotations and never run: they are allowed
 anywhere.
@@ -27,6 +30,18 @@ UI = Path(tui_agent.ui.__file__).parent
 PACKAGE = "tui_agent.ui"
 BRIDGE = "connected.py"
 
+# the narrow door and what it may import of the core (the typed messages, the
+# conversation, the journal's reader, a ``!command``'s record: none of them imports the
+# session, the agent or the providers; test_startup.py checks what a resume's first
+# frame imports)
+JOURNALED = "journaled.py"
+JOURNALED_IMPORTS = {
+    "tui_agent.core.conversation.conversation",
+    "tui_agent.core.conversation.journal",
+    "tui_agent.core.protocol",  # its messages module
+    "tui_agent.core.sandbox",  # its user_shell module
+}
+
 # UI modules still allowed to import the core themselves: empty it as they move to
 # ``connected``.
 EXCEPTIONS: set[str] = set()
@@ -37,7 +52,6 @@ AFTER_CONNECT = {
     "dialogs/approval.py",
     "event_handlers.py",
     "pasted.py",
-    "resumed.py",
     "tools_panel.py",
 }
 
@@ -190,10 +204,25 @@ def test_only_connected_imports_the_core() -> None:
     wrong = {
         f"{name}:{i.line} imports {i.module}"
         for name, found in modules.items()
-        if name != BRIDGE and name not in EXCEPTIONS
+        if name not in (BRIDGE, JOURNALED) and name not in EXCEPTIONS
         for i in outside_the_ui(found)
     }
     assert not wrong, f"import it through tui_agent/ui/{BRIDGE} instead: {sorted(wrong)}"
+
+
+def test_the_narrow_door_imports_only_its_part_of_the_core_and_only_resumed_uses_it() -> None:
+    modules = ui_modules()
+    found = modules[JOURNALED]
+    assert {i.module for i in outside_the_ui(found)} == JOURNALED_IMPORTS
+    assert all(not i.scope for i in found)  # at its top: nothing else comes later
+    assert not [i.module for i in found if i.module.startswith(("textual", PACKAGE))]
+    users = {
+        name
+        for name, imported in modules.items()
+        for i in imported
+        if i.module == f"{PACKAGE}.{JOURNALED.removesuffix('.py')}"
+    }
+    assert users == {"resumed.py"}
 
 
 def test_every_exception_still_imports_the_core() -> None:

@@ -29,6 +29,7 @@ from .sending import SendingApp
 from .session_app import AgentEvent, TextBatch, UserLine
 
 if TYPE_CHECKING:  # the core is imported after the first frame (see TuiAgentApp._connect)
+    from ..core.conversation.transcript import Resumed
     from ..core.protocol.approval import ApprovalRequest, Decision
     from ..core.protocol.output import Note
     from ..core.session.session import Session
@@ -64,14 +65,18 @@ class TuiAgentApp(SendingApp):
         *,
         make_session: Callable[[], Session] | None = None,
         directory: Path | None = None,
+        resumed: Resumed | None = None,
         **kwargs: Any,
     ) -> None:
         """Give the app a ready ``session``, or ``make_session`` and the ``directory`` it is
         for: then the app calls ``make_session()`` once, right after its first frame (in
         ``_load``), so the first frame waits for no part of the core. Until then
         ``session`` raises; what may come earlier (a line sent, the palette, Tab, Ctrl+T)
-        awaits ``wait_for_session()``."""
+        awaits ``wait_for_session()``. ``resumed``: the journal a resume continues, read
+        (``read_resumed``): the first frame draws its newest messages, and the session
+        ``make_session`` gives takes them over (``conversation.resume(path, read)``)."""
         super().__init__(session, make_session=make_session, directory=directory, **kwargs)
+        self._resumed = resumed
         self._approval_lock = asyncio.Lock()
         self._batch: TextBatch | None = None
         self._unsubscribe: list[Any] = []
@@ -147,6 +152,11 @@ class TuiAgentApp(SendingApp):
             from .resumed import show_transcript  # with the session (it is connected)
 
             await show_transcript(self.chat, session.conversation)
+        elif self._resumed is not None:  # a resume whose session comes after this frame
+            from .resumed import ChildRuns, show_transcript
+
+            resumed = self._resumed
+            await show_transcript(self.chat, resumed.conversation, ChildRuns(resumed.path))
         self.update_status()
         if session is not None and session.extensions.loaded:
             await self._after_load()
@@ -179,12 +189,26 @@ class TuiAgentApp(SendingApp):
             assert self._make_session is not None
             session = self._make_session()
             self._connect(session)
+            self._resumed_taken(session)
         self.update_status()
         if not session.extensions.loaded:
             await session.reload()
             await self._after_load()
         self._session_loaded.set()
         self._run_start_line()
+
+    def _resumed_taken(self, session: Session) -> None:
+        """The session has taken over the conversation a resume's first frame drew
+        (``Conversation.take``: the same messages): the chat's earlier ones come from the
+        session's conversation now."""
+        if self._resumed is None:
+            return
+        from .resumed import Earlier  # (imported with the first frame's drawing)
+
+        drawn, self._resumed = self._resumed.conversation, None
+        older = self.chat.older
+        if isinstance(older, Earlier) and older.conversation is drawn:
+            older.conversation = session.conversation
 
     def _run_start_line(self) -> None:
         """``start_line`` once the session is loaded and the trust question (if asked) is

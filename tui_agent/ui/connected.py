@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..core import images  # a pasted image's path (pasted.py)
 from ..core.conversation import mentions, todo
 from ..core.conversation.conversation import Conversation
-from ..core.delegation import child_records
+from ..core.conversation.journal import child_records
 from ..core.engines.project_files import ProjectFiles, rank
 from ..core.extensions.commands import (
     Commands,

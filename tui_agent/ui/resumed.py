@@ -1,8 +1,9 @@
 """Drawing a resumed conversation in the chat: a screen of its newest messages, the rest
 when scrolled to.
 
-Imported when a conversation is first shown, which needs a connected session: it takes its
-core names from ``connected``, the UI's one door to the core.
+Imported when a conversation is first shown: a resume's first frame (before its session
+is made) or a connected session's. Its core names come through ``journaled``, the narrow
+door that brings only what reading a journal needs.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .blocks.reply import ReplyStream, split_markdown
 from .blocks.task import Step, TaskBlock, TextStep, ToolStep, short_args
 from .blocks.tool_call import ToolCallBlock
 from .chat import ChatView, HiddenNote
-from .connected import Conversation, child_records, messages, user_shell
+from .journaled import Conversation, child_records, messages, user_shell
 
 Message = messages.Message
 ToolMessage = messages.ToolMessage

@@ -58,6 +58,15 @@ class Conversation:
         self._earlier = None
         self._messages[:] = typed
 
+    def take(self, other: Conversation) -> None:
+        """Hold what ``other`` holds, the very same messages and what it put off; ``other``
+        is left empty (a resume takes over the conversation the app drew before its
+        session was made: ``transcript.read_resumed``)."""
+        with other._lock:
+            self._messages[:] = other._messages
+            self._earlier, other._earlier = other._earlier, None
+            other._messages = []
+
     def defer(self, earlier: Callable[[], list[Message]]) -> None:
         """``earlier()`` gives the messages that come before the ones held now; it runs on
         the first use of ``messages``. The held messages must start with one that is not a

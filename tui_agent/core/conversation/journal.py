@@ -38,8 +38,6 @@ from ..protocol.messages import (
 )
 from ..sandbox import user_shell
 from ..util import paths
-from . import mentions
-from .compaction import SUMMARY_HEADER
 
 log = logging.getLogger("tui_agent.journal")
 
@@ -224,6 +222,9 @@ def classify_legacy(content: Any) -> dict[str, Any]:
     """Where a user message written before origins (journal format 1) came from, from its
     text, by the rules of that time: the one place that still reads them. The keys to add
     to its dict (``messages.USER_KEYS``)."""
+    from . import mentions  # (here only: a journal of today's format never needs them)
+    from .compaction import SUMMARY_HEADER
+
     text = adopt({"role": "user", "content": content}).text
     run = user_shell.parse(text)
     if run is not None:
@@ -348,3 +349,18 @@ def find_session(session_id: str) -> Path | None:
     if path.is_file() and "/" not in session_id and not session_id.startswith("."):
         return path
     return None
+
+
+SUBAGENT = "subagent"  # a subagent's message, with the task call it answers (delegation)
+
+
+def child_records(path: Path) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    """The subagents' runs a journal holds: for each ``task`` call id, the agent's name
+    and its messages (OpenAI dicts, in order)."""
+    runs: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+    for record in read_records(path):
+        if record.get("type") != SUBAGENT or not isinstance(record.get("message"), dict):
+            continue
+        call, agent = str(record.get("call", "")), str(record.get("agent", ""))
+        runs.setdefault(call, (agent, []))[1].append(record["message"])
+    return runs

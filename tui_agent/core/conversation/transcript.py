@@ -69,53 +69,98 @@ class Transcript:
         found = journal_module.list_sessions(directory)
         return found[0].path if found else None
 
-    def resume(self, path: Path) -> None:
+    def resume(self, path: Path, read: Resumed | None = None) -> None:
         """Continue the journal at ``path``: later messages are appended to it, and the
         conversation becomes its messages, repaired (a damaged journal still resumes) and
-        typed. The newest ``RESUME_FIRST`` messages are read at once, the rest on the first
-        use of the whole conversation (``Conversation.defer``): the app draws the newest
-        ones first. Calls the journal left open are answered with an error."""
-        lines = journal_module.read_lines(path)
-        base: list[dict[str, Any]] = []
-        compacted = journal_module.last_compaction(lines)
-        if compacted is not None:  # the conversation starts from the last compaction
-            [record] = journal_module.parse_records(path, lines[compacted : compacted + 1]) or [{}]
-            found = record.get("messages")
-            base = [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
-            lines = lines[compacted + 1 :]
-        cut, newest = self._newest_messages(path, lines)
-        if base:  # a compacted conversation is small: read it whole
-            cut, newest = (
-                0,
-                [*base, *journal_module.messages_of(journal_module.parse_records(path, lines))],
-            )
+        typed (``read_resumed``). The newest ``RESUME_FIRST`` messages are read at once,
+        the rest on the first use of the whole conversation (``Conversation.defer``): the
+        app draws the newest ones first. Calls the journal left open are answered with an
+        error. ``read``: this journal as ``read_resumed`` read it before (the app drew it
+        before the session was made), taken over with its very messages when the journal
+        has not changed since, else read again."""
+        if read is None or read.path != path or not read.fresh():
+            read = read_resumed(path)
         self.new_journal(path.stem)
-        self.conversation.clear()
-        for message in repair(newest, INTERRUPTED):
-            self.conversation.append(message)
-        if cut:
-            first = newest[0]
+        self.conversation.take(read.conversation)
+        for message in read.closed:
+            self.journal.append(message)
 
-            def earlier() -> list[Message]:
-                records = journal_module.parse_records(path, lines[:cut])
-                older = journal_module.messages_of(records)
-                # what repairing the whole journal gives before ``first``: it starts cleanly
-                return repair([*older, first], INTERRUPTED)[:-1]
 
-            self.conversation.defer(earlier)
-        self.close_open_calls(INTERRUPTED)
+class Resumed:
+    """A journal read for a resume, nothing written (``read_resumed``): its
+    ``conversation`` (the newest messages typed, the rest put off), the answers it gave
+    to calls the journal left open (``closed``, in the conversation already; the resume
+    journals them) and the journal's size and time when read (``fresh``)."""
 
-    def _newest_messages(
-        self, path: Path, lines: list[tuple[int, str]]
-    ) -> tuple[int, list[dict[str, Any]]]:
-        """``(cut, messages)``: the journaled messages of ``lines[cut:]``, at least
-        ``RESUME_FIRST`` of them unless the journal holds fewer, the first one starting
-        cleanly (nothing before it changes how ``repair`` treats it and what follows) unless
-        ``cut`` is 0."""
-        found: list[dict[str, Any]] = []  # newest first
-        cut = len(lines)
-        while cut > 0 and not (len(found) >= self.RESUME_FIRST and starts_cleanly(found[-1])):
-            cut -= 1
-            records = journal_module.parse_records(path, lines[cut : cut + 1])
-            found += reversed(journal_module.messages_of(records))
-        return cut, found[::-1]
+    def __init__(self, path: Path, conversation: Conversation, closed: list[ToolMessage]):
+        self.path = path
+        self.conversation = conversation
+        self.closed = closed
+        self._stamp = _stamp(path)
+
+    def fresh(self) -> bool:
+        """The journal is as it was read (same size and modification time)."""
+        return self._stamp is not None and _stamp(self.path) == self._stamp
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_size, found.st_mtime_ns
+
+
+def read_resumed(path: Path) -> Resumed:
+    """The conversation a resume of the journal at ``path`` continues, without writing
+    anything: the journal's messages from its last compaction, repaired and typed; the
+    newest ``RESUME_FIRST`` read now, the rest when the whole conversation is first used
+    (``Conversation.defer``); calls it left open answered with an error (``closed``)."""
+    lines = journal_module.read_lines(path)
+    base: list[dict[str, Any]] = []
+    compacted = journal_module.last_compaction(lines)
+    if compacted is not None:  # the conversation starts from the last compaction
+        [record] = journal_module.parse_records(path, lines[compacted : compacted + 1]) or [{}]
+        found = record.get("messages")
+        base = [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
+        lines = lines[compacted + 1 :]
+    cut, newest = _newest_messages(path, lines)
+    if base:  # a compacted conversation is small: read it whole
+        cut, newest = (
+            0,
+            [*base, *journal_module.messages_of(journal_module.parse_records(path, lines))],
+        )
+    conversation = Conversation()
+    for message in repair(newest, INTERRUPTED):
+        conversation.append(message)
+    if cut:
+        first = newest[0]
+
+        def earlier() -> list[Message]:
+            records = journal_module.parse_records(path, lines[:cut])
+            older = journal_module.messages_of(records)
+            # what repairing the whole journal gives before ``first``: it starts cleanly
+            return repair([*older, first], INTERRUPTED)[:-1]
+
+        conversation.defer(earlier)
+    closed = [
+        ToolMessage(call_id, Result({"error": INTERRUPTED, "name": name}))
+        for call_id, name in conversation.open_calls()
+    ]
+    for message in closed:
+        conversation.append(message)
+    return Resumed(path, conversation, closed)
+
+
+def _newest_messages(path: Path, lines: list[tuple[int, str]]) -> tuple[int, list[dict[str, Any]]]:
+    """``(cut, messages)``: the journaled messages of ``lines[cut:]``, at least
+    ``RESUME_FIRST`` of them unless the journal holds fewer, the first one starting
+    cleanly (nothing before it changes how ``repair`` treats it and what follows) unless
+    ``cut`` is 0."""
+    found: list[dict[str, Any]] = []  # newest first
+    cut = len(lines)
+    while cut > 0 and not (len(found) >= Transcript.RESUME_FIRST and starts_cleanly(found[-1])):
+        cut -= 1
+        records = journal_module.parse_records(path, lines[cut : cut + 1])
+        found += reversed(journal_module.messages_of(records))
+    return cut, found[::-1]

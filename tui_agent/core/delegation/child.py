@@ -5,7 +5,6 @@ the child's whole run is kept with the call it answered and shown again on resum
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from ..conversation import journal as journal_module
@@ -13,7 +12,8 @@ from ..conversation.conversation import Conversation
 from ..protocol.messages import Message, SystemMessage, ToolMessage
 from ..protocol.result import Result
 
-RECORD = "subagent"
+RECORD = journal_module.SUBAGENT
+child_records = journal_module.child_records  # the runs a journal holds (read on resume)
 
 
 class ChildTranscript:
@@ -58,15 +58,3 @@ class ChildTranscript:
     def close_open_calls(self, reason: str) -> None:
         for call_id, name in self.conversation.open_calls():
             self.record(ToolMessage(call_id, Result({"error": reason, "name": name})))
-
-
-def child_records(path: Path) -> dict[str, tuple[str, list[dict[str, Any]]]]:
-    """The subagents' runs a journal holds: for each ``task`` call id, the agent's name
-    and its messages (OpenAI dicts, in order)."""
-    runs: dict[str, tuple[str, list[dict[str, Any]]]] = {}
-    for record in journal_module.read_records(path):
-        if record.get("type") != RECORD or not isinstance(record.get("message"), dict):
-            continue
-        call, agent = str(record.get("call", "")), str(record.get("agent", ""))
-        runs.setdefault(call, (agent, []))[1].append(record["message"])
-    return runs

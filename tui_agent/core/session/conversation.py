@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..conversation import mentions, titles
 from ..conversation.mentions import Expanded
 from ..conversation.steering import Steering
-from ..conversation.transcript import Transcript
+from ..conversation.transcript import Resumed, Transcript
 from ..protocol.events import ConversationReset, EventBus, UsageUpdate
 from ..protocol.messages import Message, UserMessage, openai_dict
 
@@ -134,10 +134,13 @@ class SessionConversation(Transcript):
         self.new_journal(self.id)
         self._reset("clear", ended=ended, ended_messages=messages)
 
-    def resume(self, session_id: str | Path | None = None) -> bool:  # type: ignore[override]
+    def resume(  # type: ignore[override]
+        self, session_id: str | Path | None = None, read: Resumed | None = None
+    ) -> bool:
         """Load a journaled conversation (this folder's last one without an id) and go on
         with it; False when there is none. Its newest messages are read first and the
-        rest on the first use of the whole conversation."""
+        rest on the first use of the whole conversation. ``read``: the journal as
+        ``read_resumed`` read it already (``Transcript.resume``)."""
         if isinstance(session_id, Path):  # Transcript.resume(path): a journal file
             path: Path | None = session_id
         else:
@@ -146,7 +149,7 @@ class SessionConversation(Transcript):
             return False
         self.id = path.stem
         self._model_written = ""
-        super().resume(path)
+        super().resume(path, read)
         self._reset("resume", path)
         return True
 
