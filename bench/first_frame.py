@@ -65,14 +65,9 @@ def ours(resume: str | None) -> None:
 
     folder = Path.cwd()
     app: Any
-    resumed = None
-    if resume:  # its newest messages read for the first frame; the session comes after it
-        from tui_agent.core.conversation.transcript import Transcript, read_resumed
-
-        path = Transcript.find(folder, resume)
-        if path is None:
-            raise SystemExit(f"no session {resume}")
-        resumed = read_resumed(path)
+    resumed = cli.read_resume(folder, resume) if resume else None  # for the first frame
+    if resume and resumed is None:
+        raise SystemExit(f"no session {resume}")
     make = lambda: cli.new_session(args, load=False)  # noqa: E731
     app = TuiAgentApp(make_session=make, directory=folder, resumed=resumed)
 

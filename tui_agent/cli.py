@@ -546,6 +546,16 @@ def new_session(args: argparse.Namespace, *, load: bool) -> Session:
     )
 
 
+def read_resume(folder: Path, session_id: str | None) -> Resumed | None:
+    """The journal ``--resume ID`` (``--continue``: ``folder``'s newest) names, its newest
+    messages read for the app's first frame (the light part of the core only); None when
+    there is none."""
+    from .core.conversation.transcript import Transcript, read_resumed
+
+    path = Transcript.find(folder, session_id)
+    return None if path is None else read_resumed(path)
+
+
 def start_app(args: argparse.Namespace) -> int:
     """The full-screen app. The app makes the session (and imports the core with it)
     after its first frame. A resume is looked up first, so a wrong id is said here and not
@@ -565,14 +575,11 @@ def start_app(args: argparse.Namespace) -> int:
     args.resume = args.resume or None
     resumed: Resumed | None = None
     if args.continue_ or args.resume:  # its newest messages are read for the first frame
-        from .core.conversation.transcript import Transcript, read_resumed
-
-        path = Transcript.find(folder, args.resume)
-        if path is None:
+        resumed = read_resume(folder, args.resume)
+        if resumed is None:
             what = f"session {args.resume}" if args.resume else f"a session for {folder}"
             print(f"tui-agent: could not find {what}", file=sys.stderr)
             return 2
-        resumed = read_resumed(path)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print(
             "tui-agent: the app needs a terminal; for scripts use "

@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING
 
 from ..core import images  # a pasted image's path (pasted.py)
 from ..core.conversation import mentions, todo
-from ..core.conversation.conversation import Conversation
-from ..core.conversation.journal import child_records
 from ..core.engines.project_files import ProjectFiles, rank
 from ..core.extensions.commands import (
     Commands,
@@ -55,11 +53,9 @@ __all__ = [
     "Commands",
     "Completion",
     "Connection",
-    "Conversation",
     "Decision",
     "Note",
     "PromptHistory",
-    "child_records",
     "events",
     "history_file",
     "hooks_label",

@@ -90,6 +90,13 @@ class Conversation:
         were all answered when it came (``repair``)."""
         return missing_tool_results(self._messages if self._earlier else self.messages)
 
+    def open_call_answers(self, reason: str) -> list[ToolMessage]:
+        """An error result saying ``reason`` for each call ``open_calls`` finds (a
+        cancelled turn, an interrupted session): what keeps the transcript one the API
+        accepts, once recorded."""
+        error = {"error": reason}
+        return [ToolMessage(i, Result({**error, "name": name})) for i, name in self.open_calls()]
+
     def append(self, message: Mapping[str, Any]) -> Message:
         """Add a message (a typed one, or an OpenAI dict, which is copied and typed); returns
         the typed message. A message without a role raises ``ValueError``."""

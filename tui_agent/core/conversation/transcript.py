@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from ..protocol.messages import Message, SystemMessage, ToolMessage
-from ..protocol.result import Result
 from . import journal as journal_module
 from .conversation import Conversation, repair, starts_cleanly
 
@@ -50,8 +49,8 @@ class Transcript:
         """Answer the calls the last assistant message left open with an error saying
         ``reason`` (a cancelled turn, an interrupted session), so the transcript stays one
         the API accepts."""
-        for call_id, name in self.conversation.open_calls():
-            self.record(ToolMessage(call_id, Result({"error": reason, "name": name})))
+        for answer in self.conversation.open_call_answers(reason):
+            self.record(answer)
 
     def new_journal(self, session_id: str) -> None:
         """Later messages go to the journal of ``session_id`` (the old one is closed)."""
@@ -143,10 +142,7 @@ def read_resumed(path: Path) -> Resumed:
             return repair([*older, first], INTERRUPTED)[:-1]
 
         conversation.defer(earlier)
-    closed = [
-        ToolMessage(call_id, Result({"error": INTERRUPTED, "name": name}))
-        for call_id, name in conversation.open_calls()
-    ]
+    closed = conversation.open_call_answers(INTERRUPTED)
     for message in closed:
         conversation.append(message)
     return Resumed(path, conversation, closed)

@@ -9,8 +9,7 @@ from typing import Any
 
 from ..conversation import journal as journal_module
 from ..conversation.conversation import Conversation
-from ..protocol.messages import Message, SystemMessage, ToolMessage
-from ..protocol.result import Result
+from ..protocol.messages import Message, SystemMessage
 
 RECORD = journal_module.SUBAGENT
 child_records = journal_module.child_records  # the runs a journal holds (read on resume)
@@ -56,5 +55,5 @@ class ChildTranscript:
         return [SystemMessage(system_prompt), *self.conversation.messages]
 
     def close_open_calls(self, reason: str) -> None:
-        for call_id, name in self.conversation.open_calls():
-            self.record(ToolMessage(call_id, Result({"error": reason, "name": name})))
+        for answer in self.conversation.open_call_answers(reason):
+            self.record(answer)
