@@ -48,10 +48,12 @@ def test_the_holder_is_entered_through_its_descriptors_not_its_pid(box: Sandbox)
     hop = argv[: bwrap_at(argv)]
     assert "--target" not in hop and not any(str(pid) in arg for arg in hop), hop
     # the descriptors are the holder's namespaces (not this process's)
-    user, mount = holder.namespaces
+    user, mount, net = holder.namespaces
     assert namespace(f"/proc/self/fd/{mount}") == namespace(f"/proc/{pid}/ns/mnt")
     assert namespace(f"/proc/self/fd/{user}") == namespace(f"/proc/{pid}/ns/user")
+    assert namespace(f"/proc/self/fd/{net}") == namespace(f"/proc/{pid}/ns/net")
     assert namespace(f"/proc/self/fd/{mount}") != namespace("/proc/self/ns/mnt")
+    assert namespace(f"/proc/self/fd/{net}") != namespace("/proc/self/ns/net")
     # the PID now names another process, with a tmpfs of its own at the same place (as
     # when the holder died and its PID went to someone else): never entered
     decoy = subprocess.Popen(
@@ -212,6 +214,11 @@ def test_where_the_hop_cannot_run_nsenter_enters(
         assert said == "kept\ntmpfs\n", said
         assert os.path.basename(argv[0]) == "nsenter" and "--preserve-credentials" in argv
         assert "the namespace hop cannot run here" in caplog.text
+        # it enters the session's network too, whose loopback is up (it refuses a port
+        # nobody listens on; a loopback down is "Network is unreachable")
+        said, argv = run(box, "exec 3<>/dev/tcp/127.0.0.1/9")
+        assert any(a.startswith("--net=/proc/") for a in argv) and "--unshare-net" not in argv
+        assert "Connection refused" in said, said
         said, _argv = run(box, "cat /tmp/marker")
         assert said == "kept\n", said
 
@@ -220,14 +227,21 @@ def test_the_hop_says_when_it_cannot_enter(tmp_path: Path) -> None:
     where = hop.program()
     if where is None:
         pytest.fail("no hop here (x86-64 Linux with memfd): the tests above cover nsenter")
-    done = subprocess.run(
-        [where, str(tmp_path / "no-such-namespace"), "/proc/self/ns/mnt", "/bin/true"],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 127 and "cannot enter the sandbox's private /tmp" in done.stderr
-    done = subprocess.run([where, "/proc/self/ns/user"], capture_output=True, text=True)
-    assert done.returncode == 127  # too few arguments
+    missing = str(tmp_path / "no-such-namespace")
+    for argv in (
+        [where, "2", missing, "/proc/self/ns/mnt", "/bin/true"],  # cannot be opened
+        [where, "2", "/proc/self/ns/mnt", missing, "/bin/true"],  # (opened before any setns)
+        [where, "1", "/proc/self/ns/user"],  # too few arguments: no program
+        [where, "3", "/proc/self/ns/user", "/proc/self/ns/mnt", "/bin/true"],
+        [where, "0", "/bin/true"],  # the count: one digit from 1 to 8
+        [where, "9", *["/proc/self/ns/mnt"] * 9, "/bin/true"],
+        [where, "12", "/proc/self/ns/mnt", "/bin/true"],
+        [where, "/proc/self/ns/user", "/proc/self/ns/mnt", "/bin/true"],  # the old form
+        [where],
+    ):
+        done = subprocess.run(argv, capture_output=True, text=True)
+        assert done.returncode == 127, argv
+        assert "cannot enter the sandbox's private /tmp" in done.stderr, argv
 
 
 def test_masked_sockets_on_strings_keep_every_rule(project: Path, tmp_path: Path) -> None:

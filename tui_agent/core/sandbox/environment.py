@@ -129,3 +129,25 @@ def _passed_env(
         return value not in whole and not any(s in value for s in long)
 
     return {name: value for name, value in environ.items() if passes(name, value)}
+
+
+# what setlocale() reads: passed to the command by bwrap's --setenv (``arguments``), so
+# the programs that start it (bwrap, and nsenter where it does the hop) load no locale;
+# locale names, not secrets (other LC_ names, which ssh passes along and nothing reads
+# as a locale, stay variables)
+LOCALE = (
+    "LC_ALL",
+    "LC_ADDRESS",
+    "LC_COLLATE",
+    "LC_CTYPE",
+    "LC_IDENTIFICATION",
+    "LC_MEASUREMENT",
+    "LC_MESSAGES",
+    "LC_MONETARY",
+    "LC_NAME",
+    "LC_NUMERIC",
+    "LC_PAPER",
+    "LC_TELEPHONE",
+    "LC_TIME",
+    "LANG",
+)

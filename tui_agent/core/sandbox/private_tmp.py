@@ -44,6 +44,10 @@ class _Holder:
     left on disk). A command enters it (``hop.py``; nsenter where that cannot run), then
     bwrap binds the tmpfs at /tmp.
 
+    It holds a network namespace too, with only its loopback (brought up once: ``net``
+    says it is); a session's commands without network share it (``enter(net=True)``), as
+    they share its /tmp, rather than each making one of its own (~0.7 ms a command here).
+
     Its namespaces are opened once, when it is ready (``namespaces``: descriptors kept
     until ``close``), and a command enters them through those descriptors
     (``/proc/TUI-AGENT/fd/N``), never through the holder's PID: a holder that died and
@@ -75,7 +79,8 @@ class _Holder:
         self.nsenter, self.sh = nsenter, sh
         self.process = subprocess.Popen(
             [
-                *(unshare, "--user", "--map-root-user", "--mount", "--propagation", "slave"),
+                *(unshare, "--user", "--map-root-user", "--mount", "--net"),
+                *("--propagation", "slave"),
                 *(sh, "-c", self.SCRIPT, "sh", str(size), str(self.mount), mount),
             ],
             stdin=subprocess.PIPE,
@@ -90,20 +95,22 @@ class _Holder:
             self.process.wait()
             raise OSError(why or f"exit status {self.process.returncode}")
         self.namespaces: tuple[int, ...] = ()
+        self.net = False
         try:
             self.namespaces = self._opened()
             self._check()
         except OSError:
             self.close()
             raise
+        self.net = self._loopback()
 
     def _opened(self) -> tuple[int, ...]:
-        """The holder's user and mount namespaces, opened while it is surely the holder:
+        """The holder's user, mount and network namespaces, opened while it is surely the holder:
         it is still alive after they are open (a PID is not reused before its process has
         ended and been waited for, and only ``alive`` waits for it)."""
         found: list[int] = []
         try:
-            for kind in ("user", "mnt"):
+            for kind in ("user", "mnt", "net"):
                 found.append(
                     os.open(f"/proc/{self.process.pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC)
                 )
@@ -144,21 +151,43 @@ class _Holder:
             self.hop = None
         raise OSError(f"cannot enter the tmpfs holder ({why})")
 
+    def _loopback(self) -> bool:
+        """Bring the network namespace's loopback up (as bwrap does in the one it makes),
+        once: tui-agent's own Python, entered as a command is. False (commands then make
+        their own namespace, as before) if that cannot be done here."""
+        try:
+            done = subprocess.run(
+                [*self.enter(net=True), netproxy.interpreter(), "-I", "-S", "-c", LOOPBACK_UP],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            why = str(exc)
+        else:
+            if done.returncode == 0:
+                return True
+            why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        log.warning("sandbox: no shared loopback for the session's commands (%s)", why)
+        return False
+
     @property
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def enter(self) -> list[str]:
-        """What runs bwrap inside the holder's namespaces (as the same user): the hop
-        (``hop.py``), else nsenter, opening them through this process's descriptors
-        (``/proc/PID/fd/N``: the hop is this process's child, so PID is this process while
-        it runs)."""
+    def enter(self, net: bool = False) -> list[str]:
+        """What runs bwrap inside the holder's namespaces (as the same user), its network
+        namespace too when ``net``: the hop (``hop.py``), else nsenter, opening them through
+        this process's descriptors (``/proc/PID/fd/N``: the hop is this process's child, so
+        PID is this process while it runs)."""
         me = os.getpid()
-        user, mount = (f"/proc/{me}/fd/{fd}" for fd in self.namespaces)
+        user, mount, network = (f"/proc/{me}/fd/{fd}" for fd in self.namespaces)
         if self.hop is not None:
-            return [self.hop, user, mount]
+            return [self.hop, "3", user, mount, network] if net else [self.hop, "2", user, mount]
         assert self.nsenter is not None
-        return [self.nsenter, f"--user={user}", f"--mount={mount}", "--preserve-credentials"]
+        entered = [self.nsenter, f"--user={user}", f"--mount={mount}"]
+        return [*entered, *([f"--net={network}"] if net else []), "--preserve-credentials"]
 
     def close(self) -> None:
         for fd in self.namespaces:
@@ -179,6 +208,16 @@ class _Holder:
         with contextlib.suppress(OSError):
             self.mount.rmdir()
 
+
+# run in the holder's network namespace: its loopback up (SIOCGIFFLAGS, SIOCSIFFLAGS with
+# IFF_UP; the kernel then gives it 127.0.0.1 and ::1), as root of the holder's user namespace
+LOOPBACK_UP = (
+    "import fcntl, socket, struct\n"
+    "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+    "asked = struct.pack('16sH22x', b'lo', 0)\n"
+    "flags = struct.unpack('16sH22x', fcntl.ioctl(s, 0x8913, asked))[1]\n"
+    "fcntl.ioctl(s, 0x8914, struct.pack('16sH22x', b'lo', flags | 1))\n"
+)
 
 _HOLDERS: dict[Path, _Holder] = {}
 _NO_HOLDER: list[str] = []  # why a tmpfs could not be held here (said once)

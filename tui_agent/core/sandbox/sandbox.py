@@ -39,7 +39,8 @@ anywhere, or write outside the project. Inside the sandbox:
 - the environment is an allow-list (``ENV_PASSED`` and ``env = [...]``), minus any
   variable whose value holds the provider's key and those named in ``scrub_env``;
 - no network unless ``network = true`` (a network namespace with only loopback, which is
-  the sandbox's own: the host's 127.0.0.1 is not reachable either); ``network = ["pypi.org",
+  the session's own, held with its /tmp and shared by its commands, or the command's own
+  without a holder: the host's 127.0.0.1 is not reachable either); ``network = ["pypi.org",
   "*.github.com"]`` lets http(s) reach those hosts only, through a proxy outside the
   sandbox (``core/sandbox/netproxy.py``);
 - its own PID namespace (``--unshare-pid``) and ``--die-with-parent``: killing bwrap's
@@ -78,7 +79,7 @@ from ..project import trust
 from ..util import paths
 from . import netproxy
 from .diagnosis import _ESCAPE, caused, hint
-from .environment import DEFAULT_SCRUB, ENV_PASSED, passed_env, scrubbed_env
+from .environment import DEFAULT_SCRUB, ENV_PASSED, LOCALE, passed_env, scrubbed_env
 from .host import (
     HOST_SOCKETS,
     NOBODY,
@@ -171,27 +172,6 @@ log = logging.getLogger("tui_agent.sandbox")
 # Sandbox.program's answers, for this process (a session makes a Sandbox for each
 # command): re-checked on each use; a PATH search resolves every folder on it
 _PROGRAMS: dict[tuple[object, ...], str] = {}
-
-# what setlocale() reads: passed to the command by bwrap's --setenv (``arguments``), so
-# the programs that start it (bwrap, and nsenter where it does the hop) load no locale;
-# locale names, not secrets (other LC_ names, which ssh passes along and nothing reads
-# as a locale, stay variables)
-LOCALE = (
-    "LC_ALL",
-    "LC_ADDRESS",
-    "LC_COLLATE",
-    "LC_CTYPE",
-    "LC_IDENTIFICATION",
-    "LC_MEASUREMENT",
-    "LC_MESSAGES",
-    "LC_MONETARY",
-    "LC_NAME",
-    "LC_NUMERIC",
-    "LC_PAPER",
-    "LC_TELEPHONE",
-    "LC_TIME",
-    "LANG",
-)
 
 
 @dataclass
@@ -496,7 +476,10 @@ class Sandbox:
         in the C locale and reads no locale files (0.3-0.5 ms a program here, for every
         command)."""
         bwrap = self.program("bwrap") or "/usr/bin/bwrap"
-        args = [*(holder.enter() if holder else []), bwrap, *_identity(holder is not None)]
+        # no network: the session's (its holder's: loopback only), else the command's own
+        # (the allowed-hosts forwarder listens on a fixed port: one each)
+        shared = bool(holder and holder.net and not self.settings.network and proxy is None)
+        args = [*(holder.enter(shared) if holder else []), bwrap, *_identity(holder is not None)]
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         if holder is not None:
             args += ["--bind", str(holder.mount), "/tmp"]
@@ -546,7 +529,7 @@ class Sandbox:
                 args += blank(place)
         for place in self.masked_sockets(hidden, seen):  # connect() finds no server there
             args += ["--ro-bind", "/dev/null", str(place)]
-        if not self.settings.network:
+        if not self.settings.network and not shared:
             args.append("--unshare-net")
         args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent"]
         for name, value in (locale or {}).items():
