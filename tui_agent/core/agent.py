@@ -13,7 +13,6 @@ import logging
 import os
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .protocol import events as ev
@@ -51,13 +50,34 @@ CUT_CALL = (
 )
 
 
-@dataclass
 class Reply:
-    text: str = ""
-    thinking: str = ""
-    calls: list[ToolCall] = field(default_factory=list)
-    error: str | None = None
-    finish: str | None = None
+    """One reply as it streams in. Its ``text`` and ``thinking`` are kept as the chunks
+    that came (``add``) and joined when read: ``reply.text += chunk`` copied the whole text
+    for every chunk (CPython grows a string in place only in a plain variable), ~190 µs a
+    chunk at the end of a 100,000-token reply, 8.7 s in all."""
+
+    def __init__(self) -> None:
+        self._parts: dict[bool, list[str]] = {False: [], True: []}  # thinking -> chunks
+        self.calls: list[ToolCall] = []
+        self.error: str | None = None
+        self.finish: str | None = None
+
+    def add(self, chunk: str, thinking: bool = False) -> None:
+        self._parts[thinking].append(chunk)
+
+    def _joined(self, thinking: bool) -> str:
+        parts = self._parts[thinking]
+        if len(parts) > 1:
+            parts[:] = ["".join(parts)]  # once per read after new chunks
+        return parts[0] if parts else ""
+
+    @property
+    def text(self) -> str:
+        return self._joined(False)
+
+    @property
+    def thinking(self) -> str:
+        return self._joined(True)
 
 
 class Recorder(Protocol):
@@ -351,10 +371,10 @@ class Agent:
         async with contextlib.aclosing(provider.stream(request, tools)) as stream:  # type: ignore[type-var]
             async for event in stream:
                 if isinstance(event, Text):
-                    reply.text += event.text
+                    reply.add(event.text)
                     self.events.emit(ev.TextChunk(event.text))
                 elif isinstance(event, Thinking):
-                    reply.thinking += event.text
+                    reply.add(event.text, thinking=True)
                     self.events.emit(ev.ThinkingChunk(event.text))
                 elif isinstance(event, ToolCall):
                     reply.calls.append(event)
