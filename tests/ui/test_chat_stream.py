@@ -16,8 +16,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual import events
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from tui_agent import create_session, testing
 from tui_agent.testing import FakeOpenAI, Reply, wait_for_prompt
@@ -282,7 +284,67 @@ async def test_thinking_shows_everything_once_it_is_over(tmp_path: Path) -> None
         await pilot.pause()
         thinking = app.chat.query_one(Thinking)
         assert thinking.collapsed
-        assert str(thinking.body.render()).endswith("step 49. ")
+        assert str(thinking.live.render()).endswith("step 49. ")
+
+
+def thinking_texts(thinking: Any) -> list[str]:
+    return [str(s.render()) for s in thinking.body.query(Static)]
+
+
+async def test_a_long_thinking_is_drawn_in_segments_that_look_like_one_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long thinking is a chain of segments (a redraw updates the last one only): the
+    characters each redraw draws do not grow with the thinking, and the segments show
+    exactly its text, as tall as one text would be. Counted: characters passed to the
+    segments' ``update`` per token, in the first and the last tenth of 20,000 tokens."""
+    from tui_agent.ui.blocks.thinking import Thinking, ThinkingText
+
+    drawn = [0]
+    update = Static.update
+
+    def counted(self: Any, content: Any = "", **kwargs: Any) -> None:
+        if isinstance(self.parent, ThinkingText):
+            drawn[0] += len(str(content))
+        update(self, content, **kwargs)
+
+    monkeypatch.setattr(Static, "update", counted)
+    rng = random.Random(7)
+    words = "agent reads file edits function tests pass user watches stream chat".split()
+    batches = []
+    for number in range(80):  # 80 batches of 250 tokens, a line break every few batches
+        text = " ".join(rng.choice(words) for _ in range(250)) + " "
+        batches.append(text + ("\n\n" if number % 3 == 2 else ""))
+    session = create_session(tmp_path, provider="stub")
+    app = TuiAgentApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        marks = []
+        for batch in batches:
+            marks.append(drawn[0])
+            await app.chat.add_thinking(batch)
+            thinking = app.chat.query_one(Thinking)
+            thinking._draw()  # one redraw a batch (not the timer's: counts, not time)
+            await pilot.pause()
+        marks.append(drawn[0])
+        tenth = len(batches) // 10
+        first = (marks[tenth] - marks[0]) / (tenth * 250)
+        last = (marks[-1] - marks[-1 - tenth]) / (tenth * 250)
+        # the whole text each redraw: last / first was ~19 here
+        assert last <= 2 * first, (first, last)
+        segments = thinking_texts(thinking)
+        assert len(segments) > 10
+        assert "\n".join(segments) == thinking.text == "".join(batches)
+        height = sum(s.virtual_region.height for s in thinking.body.query(Static))
+    # the same thinking as one text: as tall (the breaks between segments draw no line)
+    monkeypatch.setattr(Thinking, "SEGMENT", 10**9)
+    app = TuiAgentApp(create_session(tmp_path, provider="stub"))
+    async with app.run_test(size=SIZE) as pilot:
+        await app.chat.add_thinking("".join(batches))
+        thinking = app.chat.query_one(Thinking)
+        thinking._draw()
+        await pilot.pause()
+        assert len(thinking_texts(thinking)) == 1
+        assert thinking.live.virtual_region.height == height
 
 
 # -- keys first --------------------------------------------------------------------------------

@@ -147,7 +147,10 @@ async def test_n_and_enter_go_up_shift_enter_and_capital_n_come_back(project: Pa
 
 async def test_blocks_folded_far_above_and_folded_thinking_open_for_a_match(project: Path) -> None:
     long_reply = "\n\n".join(f"paragraph {n}" for n in range(60))
-    script = [Reply("Short.", thinking="pondering the quasar"), Reply(long_reply, chunk_words=80)]
+    # a long thinking, drawn as several segments: the match is in its last one
+    pondering = "\n".join(f"thought {n}: " + "more words on it " * 10 for n in range(40))
+    pondering += "\npondering the quasar"
+    script = [Reply("Short.", thinking=pondering), Reply(long_reply, chunk_words=80)]
     async with FakeOpenAI(script) as server:
         session = create_session(project, base_url=server.base_url)
         app = TuiAgentApp(session)
@@ -164,7 +167,7 @@ async def test_blocks_folded_far_above_and_folded_thinking_open_for_a_match(proj
             await wait_for(pilot, lambda: first.display and in_view(app, first))
             assert selected(app) == "narwhal"
             thinking = chat.query_one(Thinking)
-            assert thinking.collapsed
+            assert thinking.collapsed and len(thinking.body.children) > 1
             await find(pilot, "quasar")
             await wait_for(pilot, lambda: not thinking.collapsed)
             await wait_for(pilot, lambda: selected(app) == "quasar")
