@@ -296,3 +296,15 @@ async def test_in_the_app_the_models_title_comes_after_the_turn_and_shows_in_the
             await send(pilot, "/resume")
             picker = await picker_of(pilot)
             assert "Login code location" in rows(picker)[0]
+
+
+async def test_a_commands_working_timer_that_fires_as_the_app_closes_does_nothing(
+    project: Path,
+) -> None:
+    """A slash command's "working…" timer (0.2 s) once fired while the app was closing,
+    with no screen left: ``ScreenStackError`` ended the test above. It does nothing then."""
+    app = TuiAgentApp(create_session(project, provider="stub"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_prompt(pilot)
+    assert not app.screen_stack
+    app._show_working()  # as the timer would, now

@@ -216,5 +216,8 @@ async def test_a_100000_token_reply_costs_the_same_per_token_at_the_end(
     # its caches, when they kept it): the heap a full collection walks holds the blocks
     assert first["drawn_lines_folded"] == last["drawn_lines_folded"] == 0
     # what a token leaves in the heap does not grow with the reply (6.7-7.9 objects; 8.9-9.6
-    # when folded blocks kept their drawing)
-    assert last["objects_per_token"] <= first["objects_per_token"] * 1.25
+    # when folded blocks kept their drawing). The count depends a little on when the app's
+    # freezes land against the batches: the first tenth once left 4.9 (two test processes
+    # on two cores, the last tenth 6.7), so the line is 1.25 x the first tenth or 8.5,
+    # whichever is higher: above what a sound tenth leaves, below the broken case
+    assert last["objects_per_token"] <= max(first["objects_per_token"] * 1.25, 8.5)

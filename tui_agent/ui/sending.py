@@ -252,6 +252,8 @@ class SendingApp(SessionApp):
             self._work_ended(cancelled)
 
     def _show_working(self) -> None:
+        if not self.screen_stack:  # the app is closing (the timer fired as it did)
+            return
         self.update_status()
         self.refresh_bindings()
 
