@@ -106,3 +106,18 @@ async def test_our_blocks_make_no_virtual_style_nodes() -> None:
         # one set of four (em, strong, s, code_inline) per kind of block and pseudo-classes
         kinds = {(type(block), block._pseudo_classes_cache_key) for block in blocks}
         assert len(virtual) <= 4 * len(kinds) < len(blocks)
+
+
+async def test_a_block_removed_leaves_the_styles_of_the_others() -> None:
+    """Textual empties a widget's component styles when it is removed; the shared ones
+    were emptied with them, and every block drawn after showed no bold, italic or code."""
+    app = Both()
+    async with app.run_test(size=(70, 60)) as pilot:
+        app.theme = "textual-dark"
+        await same_look(pilot)
+        ours = app.query_one(Ours)
+        for block in list(ours.query(MarkdownBlock)):  # as an append replaces a list
+            await block.remove()
+        await ours.update(TEXT)  # blocks made and styled anew
+        styled = {style for line in await same_look(pilot) for _, style in line}
+        assert any("bold" in style for style in styled)

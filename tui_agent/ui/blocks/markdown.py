@@ -11,7 +11,13 @@ from textual.await_complete import AwaitComplete
 from textual.content import Content
 from textual.dom import DOMNode
 from textual.widgets import Markdown
-from textual.widgets._markdown import MarkdownBlock, MarkdownFence
+from textual.widgets._markdown import (
+    MarkdownBlock,
+    MarkdownBulletList,
+    MarkdownFence,
+    MarkdownListItem,
+    MarkdownOrderedList,
+)
 
 if TYPE_CHECKING:
     from textual.css.styles import RenderStyles
@@ -39,7 +45,9 @@ class SharedStyles:
         return frozenset()  # the stylesheet makes no virtual nodes for the block
 
     def get_component_styles(self, *names: str) -> RenderStyles:
-        self._component_styles = self._shared_styles()
+        # a copy: Textual empties a widget's dict when it is removed (a list or heading
+        # an append replaces), which emptied the shared one for every block of its kind
+        self._component_styles = dict(self._shared_styles())
         return super().get_component_styles(*names)  # type: ignore[misc, no-any-return]
 
     def _shared_styles(self) -> dict[str, RenderStyles]:
@@ -95,6 +103,79 @@ class Fence(SharedStyles, MarkdownFence):  # type: ignore[misc]  # lru_cache cla
         self.notify_style_update()  # Textual's: highlight again and show it
 
 
+def _shape(block: object) -> tuple[Any, ...]:
+    """What ``block`` (made by the parser, not mounted yet) draws: its kind, classes,
+    text and styles, code, bullet, and the same of every block it holds. Two blocks of one
+    shape draw the same; a block of a kind not known here has a shape of its own."""
+    if not isinstance(block, MarkdownBlock):
+        return (id(block),)
+    content = block._content
+    return (
+        type(block),
+        tuple(sorted(block.classes)),
+        getattr(block, "bullet", None),
+        getattr(block, "code", None),
+        getattr(block, "lexer", None),
+        content.plain,
+        tuple(content.spans),
+        tuple(_shape(child) for child in block._blocks),
+    )
+
+
+class StreamedList:
+    """A list that grows in place while a reply streams into it.
+
+    A streamed reply's ``append`` parses again from its last block and hands that block
+    the new one (``_update_from_block``); Textual's lists remove themselves and mount the
+    new one whole: every item of a list being written was made, styled, laid out and
+    drawn again at every update (~10 a second), and its rows were most of the widgets a
+    20,000-token reply mounted. Here the rows whose items are unchanged (by ``_shape``,
+    their bullet included) stay, and only the rest are replaced by the new list's rows,
+    made by Textual's own ``compose``. A list of another kind, or one whose numbering
+    changed width, is replaced whole, as before."""
+
+    _shapes: list[tuple[Any, ...]] | None = None
+
+    def _row_shapes(self) -> list[tuple[Any, ...]]:
+        """The shape of each row ``compose`` makes of this (unmounted) list: the list's
+        numbering and its item."""
+        block: Any = self
+        items = [b for b in block._blocks if isinstance(b, MarkdownListItem)]
+        numbering: tuple[Any, ...] = ()
+        if isinstance(self, MarkdownOrderedList) and items:  # as Textual numbers the rows
+            try:
+                start = int(items[0].bullet)
+            except ValueError:
+                start = 1
+            numbering = (start, max(len(f"{n}. ") for n in range(start, start + len(items))))
+        return [(numbering, _shape(item)) for item in items]
+
+    def compose(self) -> Any:
+        self._shapes = self._row_shapes()
+        return super().compose()  # type: ignore[misc]
+
+    async def _update_from_block(self, block: MarkdownBlock) -> None:
+        mine: Any = self
+        rows = list(mine.children)
+        old = self._shapes
+        if type(block) is not type(self) or old is None or len(old) != len(rows):
+            return await super()._update_from_block(block)  # type: ignore[misc, no-any-return]
+        assert isinstance(block, StreamedList)
+        new = block._row_shapes()
+        keep = 0
+        while keep < min(len(old), len(new)) and old[keep] == new[keep]:
+            keep += 1
+        if keep == 0:  # nothing to keep: replaced whole, as Textual does
+            return await super()._update_from_block(block)  # type: ignore[misc, no-any-return]
+        made = list(block.compose())[keep:]  # Textual's rows, bullets numbered as it does
+        if keep < len(rows):
+            await mine.remove_children(rows[keep:])
+        if made:
+            await mine.mount_all(made)
+        self._shapes = new
+        mine._copy_context(block)
+
+
 def _shared(block: type[MarkdownBlock]) -> type[MarkdownBlock]:
     """``block`` with ``SharedStyles`` (same name: the stylesheet matches it as before)."""
     if issubclass(block, SharedStyles):
@@ -105,7 +186,23 @@ def _shared(block: type[MarkdownBlock]) -> type[MarkdownBlock]:
     return made
 
 
-_TEXTUAL: dict[str, type[MarkdownBlock]] = {**Markdown.BLOCKS, "fence": Fence, "code_block": Fence}
+class BulletList(StreamedList, MarkdownBulletList):  # type: ignore[misc]
+    pass
+
+
+class OrderedList(StreamedList, MarkdownOrderedList):  # type: ignore[misc]
+    pass
+
+
+BulletList.__name__ = "MarkdownBulletList"  # the stylesheet matches them as Textual's
+OrderedList.__name__ = "MarkdownOrderedList"
+_TEXTUAL: dict[str, type[MarkdownBlock]] = {
+    **Markdown.BLOCKS,
+    "fence": Fence,
+    "code_block": Fence,
+    "bullet_list_open": BulletList,
+    "ordered_list_open": OrderedList,
+}
 BLOCKS: dict[str, type[MarkdownBlock]] = {name: _shared(block) for name, block in _TEXTUAL.items()}
 
 
