@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from test_markdown_styles import lines
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.widgets._markdown import MarkdownList
@@ -61,17 +62,6 @@ class Side(App[None]):
         with Horizontal():
             yield ReplyMarkdown(self.first, id="streamed")
             yield ReplyMarkdown(self.first, id="whole")
-
-
-def lines(widget: ReplyMarkdown) -> list[list[tuple[str, str]]]:
-    """What each line of the widget shows: text and style, segment by segment."""
-    region = widget.region
-    strips = widget.app.screen._compositor.render_strips()
-    out = []
-    for y in range(region.y, region.bottom):
-        line = strips[y].crop(region.x, region.right)
-        out.append([(segment.text, str(segment.style)) for segment in line if segment.text])
-    return out
 
 
 def rows(widget: ReplyMarkdown) -> list[Any]:
