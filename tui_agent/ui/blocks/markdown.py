@@ -203,7 +203,19 @@ _TEXTUAL: dict[str, type[MarkdownBlock]] = {
     "bullet_list_open": BulletList,
     "ordered_list_open": OrderedList,
 }
-BLOCKS: dict[str, type[MarkdownBlock]] = {name: _shared(block) for name, block in _TEXTUAL.items()}
+
+
+class _Blocks(dict[str, type[MarkdownBlock]]):
+    """Textual's block classes by token name, each with ``SharedStyles``, made the first
+    time a Markdown asks for one (``get_block_class``): a resumed conversation's first
+    frame needs five or six of the 21 (~0.15 ms each to make)."""
+
+    def __missing__(self, name: str) -> type[MarkdownBlock]:
+        made = self[name] = _shared(_TEXTUAL[name])
+        return made
+
+
+BLOCKS: dict[str, type[MarkdownBlock]] = _Blocks()
 
 
 class NoteMarkdown(Markdown):
