@@ -9,6 +9,7 @@ import gc
 from typing import Any
 
 from textual.app import App, ComposeResult
+from textual.containers import Vertical
 from textual.dom import DOMNode
 from textual.widgets import Markdown
 from textual.widgets._markdown import MarkdownBlock
@@ -121,3 +122,23 @@ async def test_a_block_removed_leaves_the_styles_of_the_others() -> None:
         await ours.update(TEXT)  # blocks made and styled anew
         styled = {style for line in await same_look(pilot) for _, style in line}
         assert any("bold" in style for style in styled)
+
+
+async def test_our_lists_look_like_textuals() -> None:
+    """Our lists' rows hold a one-paragraph item without Textual's ``Vertical`` around it
+    (``StreamedList``): nested, numbered past 9, loose, with a fence, after a heading."""
+    from test_markdown_lists import TEXT as LISTS
+
+    class BothLists(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Theirs(LISTS)
+            yield Ours(LISTS)
+
+    app = BothLists()
+    async with app.run_test(size=(70, 120)) as pilot:
+        shown = await same_look(pilot)
+        text = "\n".join("".join(part for part, _ in line) for line in shown)
+        assert "10. tenth" in text and "print(" in text and "nested two" in text
+        theirs, ours = app.query_one(Theirs), app.query_one(Ours)
+        # a Vertical only for the items of more than one block (three of 17 here)
+        assert len(ours.query(Vertical)) == 3 < len(theirs.query(Vertical)) == 17

@@ -5,18 +5,25 @@ they show (``ui.chat`` still exports both names)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.await_complete import AwaitComplete
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.dom import DOMNode
+from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets._markdown import (
     MarkdownBlock,
+    MarkdownBullet,
     MarkdownBulletList,
     MarkdownFence,
     MarkdownListItem,
     MarkdownOrderedList,
+    MarkdownOrderedListItem,
+    MarkdownParagraph,
 )
 
 if TYPE_CHECKING:
@@ -123,36 +130,50 @@ def _shape(block: object) -> tuple[Any, ...]:
 
 
 class StreamedList:
-    """A list that grows in place while a reply streams into it.
+    """A list that grows in place while a reply streams into it, in fewer widgets.
 
     A streamed reply's ``append`` parses again from its last block and hands that block
     the new one (``_update_from_block``); Textual's lists remove themselves and mount the
     new one whole: every item of a list being written was made, styled, laid out and
-    drawn again at every update (~10 a second), and its rows were most of the widgets a
-    20,000-token reply mounted. Here the rows whose items are unchanged (by ``_shape``,
-    their bullet included) stay, and only the rest are replaced by the new list's rows,
-    made by Textual's own ``compose``. A list of another kind, or one whose numbering
-    changed width, is replaced whole, as before."""
+    drawn again at every update (~10 a second). Here the rows whose items are unchanged
+    (by ``_shape``, their bullet included) stay, and only the rest are replaced by the new
+    list's rows. A list of another kind is replaced whole, as before.
+
+    A row is Textual's: a ``Horizontal`` of the bullet and a ``Vertical`` of the item's
+    blocks, numbered as Textual numbers them; an item that is one paragraph (most are)
+    has the paragraph in the ``Vertical``'s place, which looks the same (list paragraphs
+    have no margin) and is one widget fewer to make, style and lay out for each item
+    (``tests/ui/test_markdown_styles.py`` compares them with Textual's)."""
 
     _shapes: list[tuple[Any, ...]] | None = None
 
-    def _row_shapes(self) -> list[tuple[Any, ...]]:
-        """The shape of each row ``compose`` makes of this (unmounted) list: the list's
-        numbering and its item."""
-        block: Any = self
-        items = [b for b in block._blocks if isinstance(b, MarkdownListItem)]
-        numbering: tuple[Any, ...] = ()
-        if isinstance(self, MarkdownOrderedList) and items:  # as Textual numbers the rows
-            try:
-                start = int(items[0].bullet)
-            except ValueError:
-                start = 1
-            numbering = (start, max(len(f"{n}. ") for n in range(start, start + len(items))))
-        return [(numbering, _shape(item)) for item in items]
+    def _numbered(self) -> list[tuple[str, MarkdownListItem]]:
+        """Each item of this (unmounted) list and its bullet, as Textual's ``compose``
+        gives them."""
+        blocks: list[Any] = self._blocks  # type: ignore[attr-defined]
+        items = [(n, b) for n, b in enumerate(blocks) if isinstance(b, MarkdownListItem)]
+        if not isinstance(self, MarkdownOrderedList):
+            return [(item.bullet, item) for _, item in items]
+        start = 1
+        if blocks and isinstance(blocks[0], MarkdownOrderedListItem):
+            with contextlib.suppress(ValueError):
+                start = int(blocks[0].bullet)
+        size = max((len(f"{start + n}. ") for n, _ in items), default=0)
+        return [(f"{start + n}. ".rjust(size + 1), item) for n, item in items]
 
-    def compose(self) -> Any:
-        self._shapes = self._row_shapes()
-        return super().compose()  # type: ignore[misc]
+    def _row_shapes(self) -> list[tuple[Any, ...]]:
+        return [(bullet, _shape(item)) for bullet, item in self._numbered()]
+
+    def compose(self) -> Iterator[Widget]:
+        numbered = self._numbered()
+        self._shapes = [(bullet, _shape(item)) for bullet, item in numbered]
+        for symbol, item in numbered:
+            bullet = MarkdownBullet()
+            bullet.symbol = symbol
+            blocks = item._blocks
+            one = len(blocks) == 1 and isinstance(blocks[0], MarkdownParagraph)
+            yield Horizontal(bullet, blocks[0] if one else Vertical(*blocks))
+        self._blocks.clear()  # type: ignore[attr-defined]
 
     async def _update_from_block(self, block: MarkdownBlock) -> None:
         mine: Any = self
@@ -167,7 +188,7 @@ class StreamedList:
             keep += 1
         if keep == 0:  # nothing to keep: replaced whole, as Textual does
             return await super()._update_from_block(block)  # type: ignore[misc, no-any-return]
-        made = list(block.compose())[keep:]  # Textual's rows, bullets numbered as it does
+        made = list(block.compose())[keep:]
         if keep < len(rows):
             await mine.remove_children(rows[keep:])
         if made:
