@@ -161,18 +161,20 @@ class StreamedList:
         size = max((len(f"{start + n}. ") for n, _ in items), default=0)
         return [(f"{start + n}. ".rjust(size + 1), item) for n, item in items]
 
-    def _row_shapes(self) -> list[tuple[Any, ...]]:
-        return [(bullet, _shape(item)) for bullet, item in self._numbered()]
-
-    def compose(self) -> Iterator[Widget]:
-        numbered = self._numbered()
-        self._shapes = [(bullet, _shape(item)) for bullet, item in numbered]
+    @staticmethod
+    def _rows(numbered: list[tuple[str, MarkdownListItem]]) -> Iterator[Widget]:
+        """A row for each item: its bullet, and its one paragraph or a ``Vertical``."""
         for symbol, item in numbered:
             bullet = MarkdownBullet()
             bullet.symbol = symbol
             blocks = item._blocks
             one = len(blocks) == 1 and isinstance(blocks[0], MarkdownParagraph)
             yield Horizontal(bullet, blocks[0] if one else Vertical(*blocks))
+
+    def compose(self) -> Iterator[Widget]:
+        numbered = self._numbered()
+        self._shapes = [(bullet, _shape(item)) for bullet, item in numbered]
+        yield from self._rows(numbered)
         self._blocks.clear()  # type: ignore[attr-defined]
 
     async def _update_from_block(self, block: MarkdownBlock) -> None:
@@ -182,13 +184,14 @@ class StreamedList:
         if type(block) is not type(self) or old is None or len(old) != len(rows):
             return await super()._update_from_block(block)  # type: ignore[misc, no-any-return]
         assert isinstance(block, StreamedList)
-        new = block._row_shapes()
+        numbered = block._numbered()
+        new = [(bullet, _shape(item)) for bullet, item in numbered]
         keep = 0
         while keep < min(len(old), len(new)) and old[keep] == new[keep]:
             keep += 1
         if keep == 0:  # nothing to keep: replaced whole, as Textual does
             return await super()._update_from_block(block)  # type: ignore[misc, no-any-return]
-        made = list(block.compose())[keep:]
+        made = list(self._rows(numbered[keep:]))  # rows only for the items not kept
         if keep < len(rows):
             await mine.remove_children(rows[keep:])
         if made:
