@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual._compositor import Compositor, ReflowResult
 from textual.events import Click
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
@@ -78,3 +80,27 @@ class MainScreen(Screen[None]):
     twice and the footer re-built its keys for each move before the first frame."""
 
     AUTO_FOCUS = "#prompt"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._compositor = LayoutCompositor()
+
+
+class LayoutCompositor(Compositor):
+    """Textual's compositor, but a layout leaves the map of every widget it builds marked
+    as current.
+
+    A layout (``reflow``) arranges every widget, on screen or not, and keeps that map. Before
+    it, Textual marks the map stale when a widget that is not on screen asks to be drawn
+    again (``update_widgets``: a block just mounted, one scrolled out of view), and a scroll
+    (``reflow_visible``) marks it stale too; ``reflow`` never marks its new map current. So
+    the first question about a widget's place or size after such a layout (and the layout
+    itself asks it of every widget whose size changed) arranged the whole screen a second
+    time. A streamed reply mounts blocks and scrolls on most updates: most updates laid the
+    screen out twice, and the more blocks the chat shows the more that cost
+    (tests/ui/test_layout_compositor.py counts the arrangements)."""
+
+    def reflow(self, parent: Widget, size: Size) -> ReflowResult:
+        result = super().reflow(parent, size)
+        self._full_map_invalidated = False  # the map reflow built covers every widget
+        return result
