@@ -192,6 +192,36 @@ async def test_scrolling_up_unfolds_what_comes_into_view(tmp_path: Path) -> None
         assert not first.display
 
 
+async def test_the_wheel_never_scrolls_into_what_is_still_folded(tmp_path: Path) -> None:
+    """Scrolled up a few lines at a time, as a mouse wheel does, every view shows blocks,
+    never the spacer alone. A folded block reaches down to where the next one starts: a
+    segment that started above the view but reached into it stayed folded, and a blank
+    chat stayed on screen until the next wheel step. (Long paragraphs: a segment of them
+    is taller than two screens.)"""
+    text = "\n\n".join(f"Paragraph {n}: " + "the agent reads a file " * 30 for n in range(120))
+    async with app_after_reply(tmp_path, text) as (pilot, app):
+        chat = app.chat
+        await wait_for(pilot, lambda: len(chat.folded) >= 3)
+        height = chat.size.height
+        blank: list[float] = []
+        while chat.scroll_y > 0:
+            chat.post_message(events.MouseScrollUp(chat, 10, 10, 0, 0, 0, False, False, False))
+            await pilot.pause()
+            top, bottom = chat.scroll_y, chat.scroll_y + height
+            shown = [
+                w
+                for w in chat.children
+                if w.display
+                and not isinstance(w, FoldSpacer)
+                and w.virtual_region.y < bottom
+                and w.virtual_region.bottom > top
+            ]
+            if not shown:
+                blank.append(chat.scroll_y)
+        assert not blank, f"only the spacer in view at scroll_y {blank}"
+        assert not chat.folded  # scrolled to the top: everything unfolded
+
+
 async def test_a_change_of_width_unfolds_then_folds_at_the_new_heights(tmp_path: Path) -> None:
     text = long_reply(200)
     async with app_after_reply(tmp_path, text) as (pilot, app):

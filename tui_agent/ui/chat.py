@@ -8,6 +8,7 @@ The block names stay importable from here (``__all__``); the Markdown ones on fi
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -167,6 +168,7 @@ class ChatView(VerticalScroll):
         self._loading_older = False
         self.spacer = FoldSpacer()
         self.folded: list[tuple[Widget, int]] = []  # (widget, its y when folded), top first
+        self._folded_end = 0  # where the first block shown starts (the spacer's end)
         self._fold_pending = False
         self._width = 0
 
@@ -225,6 +227,7 @@ class ChatView(VerticalScroll):
         """Make the first shown block start at ``y`` again. The spacer sits right after the
         hidden-items note (or at the top); margins between siblings collapse to the larger
         one, and the spacer has none."""
+        self._folded_end = y
         top = 0
         notes = [w for w in self.children if isinstance(w, HiddenNote) and w.display]
         if notes:
@@ -240,9 +243,12 @@ class ChatView(VerticalScroll):
             return
         keep = 0
         if down_to is not None:
-            keep = len(self.folded)
-            while keep > 0 and self.folded[keep - 1][1] >= down_to:
-                keep -= 1
+            # a folded block reaches down to where the next one starts, the last one to the
+            # end of the spacer: those that reach below ``down_to`` come back (by their tops,
+            # a block taller than two screens stayed folded with the view inside it)
+            ends = [y for _, y in self.folded[1:]]
+            ends.append(self._folded_end)
+            keep = bisect_right(ends, down_to)
             if keep == len(self.folded):
                 return
         back = self.folded[keep:]
