@@ -14,11 +14,11 @@ import asyncio
 from typing import Any
 
 import pytest
+from test_stream_cost import counted_feeds
 from textual._compositor import Compositor
 from textual.app import App, ComposeResult
 from textual.screen import Screen
 
-from tui_agent.ui.blocks.reply import ReplyStream
 from tui_agent.ui.chat import ChatView
 from tui_agent.ui.frame import MainScreen
 
@@ -57,15 +57,7 @@ async def arrangements(
         counts["full"] += not visible_only
         return arrange_root(self, root, size, visible_only)
 
-    monkeypatch.setattr(ReplyStream, "INTERVAL", 0.0)
-    feeds = [0]
-    feed = ReplyStream._feed
-
-    async def counted_feed(self: ReplyStream, text: str) -> None:
-        await feed(self, text)
-        feeds[0] += 1
-
-    monkeypatch.setattr(ReplyStream, "_feed", counted_feed)
+    feeds = counted_feeds(monkeypatch)
     app = ChatApp(screen)
     async with app.run_test(size=(80, 20)) as pilot:
         chat = app.query_one(ChatView)

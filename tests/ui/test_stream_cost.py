@@ -141,11 +141,9 @@ def laid_out(chat: ChatView) -> int:
     return count
 
 
-async def stream(tokens: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Stream ``tokens`` in batches of ``BATCH``: per window (the first and the last tenth)
-    the parses, characters parsed and widgets mounted, and the widgets laid out at its end."""
+def counted_feeds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Updates drawn at once (no ``INTERVAL``), counted: ``[updates done so far]``."""
     monkeypatch.setattr(ReplyStream, "INTERVAL", 0.0)
-    monkeypatch.setattr(ReplyStream, "STEP", 10_000)
     feeds = [0]
     feed = ReplyStream._feed
 
@@ -154,6 +152,14 @@ async def stream(tokens: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str
         feeds[0] += 1
 
     monkeypatch.setattr(ReplyStream, "_feed", counted_feed)
+    return feeds
+
+
+async def stream(tokens: list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Stream ``tokens`` in batches of ``BATCH``: per window (the first and the last tenth)
+    the parses, characters parsed and widgets mounted, and the widgets laid out at its end."""
+    monkeypatch.setattr(ReplyStream, "STEP", 10_000)
+    feeds = counted_feeds(monkeypatch)
     batches = ["".join(tokens[i : i + BATCH]) for i in range(0, len(tokens), BATCH)]
     assert max(map(len, batches)) <= ReplyStream.STEP  # one update a batch
     window = len(batches) // 10
