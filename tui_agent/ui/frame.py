@@ -92,12 +92,12 @@ class LayoutCompositor(Compositor):
 
     A layout (``reflow``) arranges every widget, on screen or not, and keeps that map. Before
     it, Textual marks the map stale when a widget that is not on screen asks to be drawn
-    again (``update_widgets``: a block just mounted, one scrolled out of view), and a scroll
+    again (``update_widgets``: a block just mounted, one folded away), and a scroll
     (``reflow_visible``) marks it stale too; ``reflow`` never marks its new map current. So
     the first question about a widget's place or size after such a layout (and the layout
     itself asks it of every widget whose size changed) arranged the whole screen a second
-    time. A streamed reply mounts blocks and scrolls on most updates: most updates laid the
-    screen out twice, and the more blocks the chat shows the more that cost
+    time. A streamed reply mounts blocks on most updates and folds some away: most updates
+    laid the screen out twice, and the more blocks the chat shows the more that cost
     (tests/ui/test_layout_compositor.py counts the arrangements)."""
 
     def reflow(self, parent: Widget, size: Size) -> ReflowResult:
