@@ -162,6 +162,11 @@ class StreamedList:
         return [(f"{start + n}. ".rjust(size + 1), item) for n, item in items]
 
     @staticmethod
+    def _row_shapes(numbered: list[tuple[str, MarkdownListItem]]) -> list[tuple[Any, ...]]:
+        """What a row shows, to compare: its bullet and its item's shape."""
+        return [(bullet, _shape(item)) for bullet, item in numbered]
+
+    @staticmethod
     def _rows(numbered: list[tuple[str, MarkdownListItem]]) -> Iterator[Widget]:
         """A row for each item: its bullet, and its one paragraph or a ``Vertical``."""
         for symbol, item in numbered:
@@ -173,7 +178,7 @@ class StreamedList:
 
     def compose(self) -> Iterator[Widget]:
         numbered = self._numbered()
-        self._shapes = [(bullet, _shape(item)) for bullet, item in numbered]
+        self._shapes = self._row_shapes(numbered)
         yield from self._rows(numbered)
         self._blocks.clear()  # type: ignore[attr-defined]
 
@@ -185,7 +190,7 @@ class StreamedList:
             return await super()._update_from_block(block)  # type: ignore[misc, no-any-return]
         assert isinstance(block, StreamedList)
         numbered = block._numbered()
-        new = [(bullet, _shape(item)) for bullet, item in numbered]
+        new = self._row_shapes(numbered)
         keep = 0
         while keep < min(len(old), len(new)) and old[keep] == new[keep]:
             keep += 1
